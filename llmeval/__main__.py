@@ -1,0 +1,5 @@
+"""`python -m llmeval`."""
+
+from llmeval.cli import entry
+
+entry()

@@ -1,0 +1,18 @@
+"""`llmeval report` (not built yet)."""
+
+from __future__ import annotations
+
+import argparse
+
+from llmeval.errors import UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `report` parser."""
+    parser = sub.add_parser("report", help="(not built yet)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Not built yet."""
+    raise UsageError("'llmeval report' is not built yet")

@@ -1,0 +1,50 @@
+"""Typed errors: the core raises these, `cli.main` turns each into one line and an exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# Exit codes of the command line.
+EXIT_OK = 0
+EXIT_USAGE = 2  # bad flags, bad input file, refused resume
+EXIT_INCOMPLETE = 3  # some samples failed: rerun to resume
+EXIT_SERVER = 4  # server unreachable, refused, or rejected the request
+EXIT_OUTPUT = 5  # cannot write the output (read-only folder, disk full)
+EXIT_INTERRUPTED = 130
+
+
+class LlmevalError(Exception):
+    """An error with a one-line message for the user and an exit code."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class UsageError(LlmevalError):
+    """Flags that do not fit together, or a refused resume."""
+
+
+class InputError(LlmevalError):
+    """A bad input or output file; the message names the file and, where known, the line."""
+
+    def __init__(self, path: str | Path, message: str, *, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else f"{path}"
+        super().__init__(f"{where}: {message}")
+        self.path = Path(path)
+        self.line = line
+
+
+class ServerError(LlmevalError):
+    """The inference server cannot be used (unreachable, refused, wrong model)."""
+
+    exit_code = EXIT_SERVER
+
+
+class OutputError(LlmevalError):
+    """An output cannot be written; what was already written is untouched."""
+
+    exit_code = EXIT_OUTPUT

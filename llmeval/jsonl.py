@@ -1,0 +1,212 @@
+"""JSONL files: stream records (a torn last line tolerated), repair a torn tail, append.
+
+A line is whole or ignored: appends go through one unbuffered `os.write` per line, so a
+killed process leaves at most one torn line at the end, which readers skip with a
+warning and `repair_tail` cuts away before the next append.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from llmeval.errors import InputError, OutputError
+
+log = logging.getLogger("llmeval")
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes, bool]]:
+    """Yield (line number, raw line without newline, is_unterminated) for non-blank lines.
+
+    Only the file's last line can be unterminated. A missing file is an `InputError`.
+    """
+    path = Path(path)
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, "is a folder, expected a JSONL file") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    with handle:
+        for lineno, raw in enumerate(handle, start=1):
+            terminated = raw.endswith(b"\n")
+            body = raw.rstrip(b"\r\n")
+            if body.strip():
+                yield lineno, body, not terminated
+
+
+def _short(exc: ValidationError) -> str:
+    """The first problem pydantic found, in one line."""
+    err = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in err.get("loc", ())) or "line"
+    msg = err.get("msg", "invalid")
+    if err.get("type") in {"json_invalid", "json_type"}:
+        return f"not valid JSON ({msg})"
+    if err.get("type") == "model_type" or where == "line":
+        return f"expected a JSON object ({msg})"
+    return f"field {where!r}: {msg}"
+
+
+def read_models(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:
+    """Stream `model` records from a JSONL file as (line number, record).
+
+    A torn last line (unterminated and unparseable) is skipped with a warning; any other
+    bad line raises `InputError` naming the file and line.
+    """
+    for lineno, body, unterminated in iter_lines(path):
+        try:
+            yield lineno, model.model_validate_json(body)
+        except ValidationError as exc:
+            if unterminated and _is_torn(body):
+                log.warning("%s:%d: torn last line skipped (interrupted write)", path, lineno)
+                return
+            raise InputError(path, _short(exc), line=lineno) from None
+
+
+def read_dicts(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Stream JSON objects from a JSONL file as (line number, dict); same rules as read_models."""
+    for lineno, body, unterminated in iter_lines(path):
+        try:
+            value = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            if unterminated:
+                log.warning("%s:%d: torn last line skipped (interrupted write)", path, lineno)
+                return
+            raise InputError(path, f"not valid JSON ({exc})", line=lineno) from None
+        if not isinstance(value, dict):
+            raise InputError(
+                path, f"expected a JSON object, got {type(value).__name__}", line=lineno
+            )
+        yield lineno, value
+
+
+def _is_torn(body: bytes) -> bool:
+    """An unterminated line is torn when it is not a complete JSON value."""
+    try:
+        json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return True
+    return False
+
+
+def repair_tail(path: str | Path) -> int:
+    """Make `path` end on a whole line before appending; return the bytes cut away.
+
+    An unterminated last line that is complete JSON gets its newline; a torn one is
+    truncated away with a warning. A missing or empty file needs nothing.
+    """
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return 0
+    if size == 0:
+        return 0
+    with path.open("rb+") as handle:
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return 0
+        start = _last_line_start(handle, size)
+        handle.seek(start)
+        tail = handle.read()
+        if tail.strip() and not _is_torn(tail):
+            handle.seek(size)
+            handle.write(b"\n")
+            return 0
+        handle.truncate(start)
+    log.warning(
+        "%s: cut a torn last line of %d bytes (an interrupted write); its sample will be redone",
+        path,
+        size - start,
+    )
+    return size - start
+
+
+def _last_line_start(handle: Any, size: int, block: int = 1 << 16) -> int:
+    """Offset just after the last newline in the file (0 if there is none)."""
+    pos = size
+    while pos > 0:
+        step = min(block, pos)
+        pos -= step
+        handle.seek(pos)
+        chunk = handle.read(step)
+        cut = chunk.rfind(b"\n")
+        if cut >= 0:
+            return pos + cut + 1
+    return 0
+
+
+class JsonlAppender:
+    """Appends one whole line per record with a single unbuffered write; one writer per file."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise OutputError(f"{self.path}: cannot open for writing: {exc.strerror}") from None
+        self.lines_written = 0
+
+    def write(self, record: BaseModel | dict[str, Any]) -> None:
+        """Append `record` as one JSON line."""
+        if isinstance(record, BaseModel):
+            data = record.model_dump_json(exclude_none=True).encode()
+        else:
+            data = json.dumps(record, ensure_ascii=False).encode()
+        self.write_raw(data + b"\n")
+
+    def write_raw(self, data: bytes) -> None:
+        """Append bytes that already form whole lines."""
+        view = memoryview(data)
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except OSError as exc:
+            raise OutputError(f"{self.path}: cannot write: {exc.strerror}") from None
+        self.lines_written += data.count(b"\n")
+
+    def close(self) -> None:
+        """Close the file; safe to call twice."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> JsonlAppender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_json_atomic(path: str | Path, data: BaseModel | dict[str, Any] | list[Any]) -> None:
+    """Write JSON to `path` through a temporary file and a rename: never half a file."""
+    path = Path(path)
+    if isinstance(data, BaseModel):
+        text = data.model_dump_json(indent=2)
+    else:
+        text = json.dumps(data, indent=2, ensure_ascii=False)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputError(f"{path}: cannot write: {exc.strerror}") from None

@@ -1,0 +1,151 @@
+"""The record vocabulary shared by both stages: problems, generations, run specs, verdicts.
+
+`infer` and `eval` never import each other; these models and the JSONL files are
+their only contract. Readers ignore unknown fields so the format can grow.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+SCHEMA_VERSION = 1
+
+# Statuses a verdict can have; only "correct" counts as right.
+VerdictStatus = Literal["correct", "incorrect", "no_answer", "timeout", "error"]
+
+
+def _to_text(value: Any) -> Any:
+    """Coerce a numeric gold answer (other tools write 27 or 27.0) to text."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+class Problem(BaseModel):
+    """One input problem: an id, the problem text or a ready prompt, and the gold answer.
+
+    Extra fields of the source (subject, level, url, ...) are kept.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    problem: str | None = None
+    prompt: str | None = None  # upstream format: sent verbatim, no template
+    answer: str
+
+    _coerce_answer = field_validator("answer", mode="before")(_to_text)
+
+    @property
+    def extras(self) -> dict[str, Any]:
+        """Fields of the source beyond id/problem/prompt/answer."""
+        return dict(self.model_extra or {})
+
+
+class Usage(BaseModel):
+    """Token counts as the server reported them."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class Generation(BaseModel):
+    """One sample: one request, one output line. Keyed by (problem_id, sample_idx)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    problem_id: str
+    sample_idx: int = Field(ge=0)
+    prompt: str
+    answer: str
+    gen: str
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    latency_s: float | None = None
+    ttft_s: float | None = None
+    seed: int | None = None
+    model: str | None = None
+    endpoint: str | None = None
+    task: str | None = None
+    # Problem metadata worth carrying to eval and the report (subject, level, ...).
+    meta: dict[str, Any] = Field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    _coerce_answer = field_validator("answer", mode="before")(_to_text)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """The identity of a sample within a run."""
+        return (self.problem_id, self.sample_idx)
+
+
+class SampleKey(BaseModel):
+    """The two fields a resume scan needs; parsing only these keeps the scan cheap."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    problem_id: str
+    sample_idx: int = Field(ge=0)
+
+
+class RunSpec(BaseModel):
+    """What produced an output file; written beside it as `<output>.spec.json`.
+
+    Never holds credentials. A resume whose comparable fields differ is refused.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: str
+    base_urls: list[str] = Field(default_factory=list)
+    task: str | None = None
+    n_samples: int
+    temperature: float
+    top_p: float
+    top_k: int | None = None
+    min_p: float | None = None
+    max_tokens: int
+    seed: int
+    system_prompt: str | None = None
+    prompt_template: str
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    input_file: str | None = None
+    input_sha256: str | None = None
+    llmeval_version: str | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    # Fields that may change between a run and its resume without changing the samples.
+    RESUMABLE_CHANGES: ClassVar[frozenset[str]] = frozenset(
+        {"n_samples", "base_urls", "input_file", "llmeval_version"}
+    )
+
+    def differences(self, other: RunSpec) -> dict[str, tuple[Any, Any]]:
+        """Fields whose values differ and would change the samples: {name: (self, other)}."""
+        mine, theirs = self.model_dump(), other.model_dump()
+        return {
+            name: (mine.get(name), theirs.get(name))
+            for name in sorted(set(mine) | set(theirs))
+            if name not in self.RESUMABLE_CHANGES and mine.get(name) != theirs.get(name)
+        }
+
+
+class Verdict(BaseModel):
+    """One cached verification: keyed by (verifier id, answer kind, gold, extracted answer).
+
+    No position: generations join verdicts by key, so added samples reuse them.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    key: str
+    status: VerdictStatus
+    pred: str | None = None
+    gold: str | None = None
+    detail: str | None = None

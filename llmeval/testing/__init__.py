@@ -1,0 +1,1 @@
+"""Loopback servers and fixtures shared by the tests, the stress scripts and the benchmarks."""

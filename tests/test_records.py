@@ -1,0 +1,36 @@
+"""Record models: numeric gold answers become text; run specs report what differs."""
+
+from __future__ import annotations
+
+from llmeval.records import Generation, Problem, RunSpec
+
+
+def test_numeric_gold_is_coerced_to_text() -> None:
+    assert Problem(id="x", problem="q", answer=27.0).answer == "27.0"
+    assert Problem(id="x", problem="q", answer=204).answer == "204"
+    g = Generation(problem_id="x", sample_idx=0, prompt="p", answer=5, gen="")
+    assert g.answer == "5"
+
+
+def test_problem_keeps_extra_fields() -> None:
+    p = Problem.model_validate({"id": "x", "problem": "q", "answer": "1", "level": 3})
+    assert p.extras == {"level": 3}
+
+
+def _spec(**kw: object) -> RunSpec:
+    base = dict(
+        model="m",
+        n_samples=4,
+        temperature=0.6,
+        top_p=0.95,
+        max_tokens=100,
+        seed=0,
+        prompt_template="{problem}",
+    )
+    base.update(kw)
+    return RunSpec.model_validate(base)
+
+
+def test_spec_differences_ignore_n_samples_and_endpoints() -> None:
+    assert _spec().differences(_spec(n_samples=8, base_urls=["http://x/v1"])) == {}
+    assert _spec().differences(_spec(temperature=1.0)) == {"temperature": (0.6, 1.0)}
