@@ -1,0 +1,79 @@
+"""The task table: name -> data file, answer kind, prompt template; task from a file name."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+AnswerKind = Literal["math", "choice"]
+
+# The R1 report's instruction, appended to the bare problem; `{problem}` is replaced
+# literally (not str.format: the template itself holds braces).
+MATH_TEMPLATE = "{problem}\nPlease reason step by step, and put your final answer within \\boxed{}."
+CHOICE_TEMPLATE = (
+    "{problem}\nPlease reason step by step, and put the letter of your final answer "
+    "(A, B, C or D) within \\boxed{}."
+)
+PLACEHOLDER = "{problem}"
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+
+
+@dataclass(frozen=True)
+class Task:
+    """One benchmark: how its prompts are built and how its answers are judged."""
+
+    name: str
+    kind: AnswerKind
+    template: str
+
+    @property
+    def data_file(self) -> Path:
+        """The benchmark file shipped in `data/`."""
+        return DATA_DIR / f"{self.name}.jsonl"
+
+
+TASKS: dict[str, Task] = {
+    name: Task(name, "math", MATH_TEMPLATE)
+    for name in (
+        "aime24",
+        "aime25",
+        "aime26",
+        "hmmt25",
+        "math500",
+        "amc23",
+        "minerva_math",
+        "olympiadbench",
+    )
+}
+TASKS["gpqa_diamond"] = Task("gpqa_diamond", "choice", CHOICE_TEMPLATE)
+
+# Longest names first so "aime24" never shadows a longer name that starts with it.
+_BY_LENGTH = sorted(TASKS, key=len, reverse=True)
+
+
+def get_task(name: str) -> Task | None:
+    """The task of a name as users write it (`aime24`, upstream `math_opensource/aime24`)."""
+    base = name.strip().rsplit("/", 1)[-1].lower()
+    return TASKS.get(base)
+
+
+def task_from_filename(path: str | Path) -> Task | None:
+    """The task a file name points to: `aime24_bz64.jsonl` -> aime24; None if none fits."""
+    stem = Path(path).name.lower()
+    for name in _BY_LENGTH:
+        if re.match(rf"{re.escape(name)}(?![a-z0-9])", stem):
+            return TASKS[name]
+    for name in _BY_LENGTH:  # a name inside the file name, as a whole token
+        if re.search(rf"(?<![a-z0-9]){re.escape(name)}(?![a-z0-9])", stem):
+            return TASKS[name]
+    return None
+
+
+def render_prompt(template: str, problem: str) -> str:
+    """The user message: the template with `{problem}` replaced by the problem text."""
+    if PLACEHOLDER not in template:
+        return f"{problem}{template}" if template.startswith("\n") else f"{problem}\n{template}"
+    return template.replace(PLACEHOLDER, problem)
