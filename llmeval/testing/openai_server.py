@@ -130,6 +130,8 @@ class OpenAIServer:
                 if req is None:
                     break
                 if drop_next:  # llama-server: the request after a stream is dropped
+                    self.stats[f"{req.method} {req.path}"] += 1
+                    self.stats["dropped after close_after"] += 1
                     writer.transport.abort()
                     return
                 keep, drop_next = await self._dispatch(req, writer)
