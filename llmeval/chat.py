@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic_core import from_json
+
 # Messages servers use when prompt + max_tokens exceeds the context (vLLM, SGLang, llama.cpp,
 # OpenAI): deterministic, so the sample is recorded instead of retried.
 _CONTEXT = re.compile(
@@ -17,6 +19,15 @@ _CONTEXT = re.compile(
     r"|exceeds the available context|prompt is too long|too many tokens",
     re.IGNORECASE,
 )
+
+
+def loads(raw: bytes) -> Any:
+    """Parse JSON fast (pydantic-core, ~3x json.loads); json.loads where it refuses (lone
+    surrogate escapes, which servers do send). Raises ValueError for invalid JSON."""
+    try:
+        return from_json(raw)
+    except ValueError:
+        return json.loads(raw)
 
 
 def build_body(
@@ -101,7 +112,7 @@ def _usage_into(reply: Reply, usage: Any) -> None:
 def parse_completion(raw: bytes) -> Reply:
     """A non-streamed chat completion; raises `MalformedResponse` when it is not one."""
     try:
-        data = json.loads(raw)
+        data = loads(raw)
         choice = data["choices"][0]
         message = choice["message"]
     except (ValueError, KeyError, IndexError, TypeError) as exc:
@@ -133,17 +144,11 @@ class StreamParser:
 
     def feed(self, data: bytes) -> None:
         """Consume bytes; complete lines are parsed, a partial line is kept."""
-        buf = self._buf + data if self._buf else data
-        start = 0
-        while True:
-            end = buf.find(b"\n", start)
-            if end < 0:
-                break
-            line = buf[start:end]
-            start = end + 1
-            if line.startswith(b"data:"):
+        lines = (self._buf + data if self._buf else data).split(b"\n")
+        self._buf = lines.pop()
+        for line in lines:
+            if line[:5] == b"data:":
                 self._event(line[5:].strip())
-        self._buf = buf[start:]
 
     def _event(self, payload: bytes) -> None:
         if payload == b"[DONE]":
@@ -152,7 +157,7 @@ class StreamParser:
         if not payload:
             return
         try:
-            event = json.loads(payload)
+            event = loads(payload)
         except ValueError:
             raise MalformedResponse("malformed stream event (not JSON)") from None
         if not isinstance(event, dict):

@@ -1,19 +1,23 @@
-"""The chat client over httpx: endpoints, sharded connection pools, retries with backoff, errors.
+"""The chat client: least-loaded endpoints, retries with capped jittered backoff, typed errors.
 
-Each endpoint spreads its requests over several small `httpx.AsyncClient`s: one client's pool
-costs grow with its size (268 req/s at 256 in flight against 1,084 at 8, see FACTS.md).
+Two transports with one interface: `http1.Pool` (the default, about 10x less CPU per request)
+and httpx (`--http httpx`: `AsyncHTTPTransport` pools sharded small, since a pool's cost grows
+with its size, FACTS.md). Neither uses environment proxies.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import random
 import ssl
 import sys
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any
 
 try:  # httpcore imports sniffio on every request; a failing import scans sys.path each time
     import sniffio  # noqa: F401
@@ -22,7 +26,7 @@ except ImportError:
 
 import httpx
 
-from llmeval import __version__
+from llmeval import __version__, http1
 from llmeval.chat import (
     MalformedResponse,
     Reply,
@@ -32,87 +36,97 @@ from llmeval.chat import (
     is_context_error,
     parse_completion,
 )
-from llmeval.errors import ServerError, UsageError
+from llmeval.endpoint import (
+    SET_ASIDE_AFTER,
+    ChatFailure,
+    ClientConfig,
+    ContextLengthError,
+    Endpoint,
+    FatalServerError,
+    RequestRejected,
+    Transient,
+    display_url,
+    normalize_base_url,
+    pick,
+    raise_for_status,
+)
+from llmeval.errors import ServerError
+
+__all__ = [
+    "ChatClient", "ChatFailure", "ClientConfig", "ContextLengthError", "FatalServerError",
+    "Outcome", "RequestRejected", "display_url", "normalize_base_url",
+]  # fmt: skip
 
 log = logging.getLogger("llmeval")
 
-SHARD_SIZE = 8  # connections per AsyncClient
-SET_ASIDE_AFTER = 3  # consecutive failures before an endpoint is set aside
+SHARD_SIZE = 2  # connections per httpx pool
+_BROKEN = (httpx.HTTPError, http1.HttpError)
+_CONNECT = (httpx.ConnectError, httpx.ConnectTimeout, http1.ConnectFailed)
 
 
-class ChatFailure(Exception):
-    """A sample that could not be completed; the message is the server's or the transport's."""
+class _HttpxSender:
+    """httpx transports, each with a small pool; a request takes the least-loaded one."""
+
+    def __init__(self, url: str, config: ClientConfig, ctx: ssl.SSLContext, headers: dict) -> None:
+        limits = httpx.Limits(
+            max_connections=SHARD_SIZE, max_keepalive_connections=SHARD_SIZE, keepalive_expiry=60
+        )
+        shards = max(1, -(-config.max_workers // SHARD_SIZE))
+        self.transports = [
+            httpx.AsyncHTTPTransport(verify=ctx, limits=limits) for _ in range(shards)
+        ]
+        self.loads = [0] * shards
+        self.urls = {
+            "chat": httpx.URL(url + "/chat/completions"),
+            "models": httpx.URL(url + "/models"),
+        }
+        self.headers = [(k.encode(), v.encode()) for k, v in headers.items()]
+        timeout = httpx.Timeout(config.timeout, connect=config.connect_timeout, pool=None)
+        self.extensions = {"timeout": timeout.as_dict()}
+
+    @contextlib.asynccontextmanager
+    async def open(self, method: str, which: str, body: bytes = b"") -> AsyncIterator[Any]:
+        i = self.loads.index(min(self.loads))
+        self.loads[i] += 1
+        try:
+            request = httpx.Request(
+                method, self.urls[which], headers=self.headers, content=body or None,
+                extensions=self.extensions,
+            )  # fmt: skip
+            resp = await self.transports[i].handle_async_request(request)
+            try:
+                yield resp
+            finally:
+                await resp.aclose()
+        finally:
+            self.loads[i] -= 1
+
+    async def aclose(self) -> None:
+        for transport in self.transports:
+            await transport.aclose()
 
 
-class ContextLengthError(ChatFailure):
-    """Prompt + max_tokens exceed the context: deterministic, recorded, never retried."""
+class _FastSender:
+    """One `http1.Pool` per endpoint: its cost does not grow with its size."""
 
+    def __init__(self, url: str, config: ClientConfig, ctx: ssl.SSLContext, headers: dict) -> None:
+        self.pool = http1.Pool(
+            url, connect_timeout=config.connect_timeout, read_timeout=config.timeout,
+            ssl_context=ctx, headers=headers,
+        )  # fmt: skip
+        path = url.split("://", 1)[1].partition("/")[2]
+        self.paths = {"chat": f"/{path}/chat/completions", "models": f"/{path}/models"}
 
-class RequestRejected(ChatFailure):
-    """A 4xx the server will repeat (bad parameter): fails the sample at once."""
+    @contextlib.asynccontextmanager
+    async def open(self, method: str, which: str, body: bytes = b"") -> AsyncIterator[Any]:
+        resp = await self.pool.request(method, self.paths[which], body)
+        try:
+            yield resp
+        finally:
+            await resp.aclose()
 
-
-class FatalServerError(ChatFailure):
-    """Every further request would fail the same way (auth, wrong model, servers gone)."""
-
-
-class _Transient(Exception):
-    def __init__(self, message: str, retry_after: float = 0.0, connect: bool = False) -> None:
-        super().__init__(message)
-        self.retry_after, self.connect = retry_after, connect
-
-
-def normalize_base_url(url: str) -> str:
-    """`http://h:p`, `http://h:p/v1/` -> `http://h:p/v1`; http(s) only."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(f"--base-url {url!r}: expected an http:// or https:// URL")
-    path = parts.path.rstrip("/")
-    if not path.endswith("/v1"):
-        path += "/v1"
-    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
-
-
-def display_url(url: str) -> str:
-    """A URL without credentials, for logs and the run spec."""
-    parts = urlsplit(url)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-@dataclass
-class ClientConfig:
-    """How to reach the servers and how hard to try."""
-
-    base_urls: list[str]
-    api_key: str | None = None
-    stream: bool = True
-    timeout: float = 600.0  # read timeout: between bytes when streaming
-    connect_timeout: float = 10.0
-    max_retries: int = 8
-    backoff_base: float = 1.0
-    backoff_max: float = 60.0
-    max_workers: int = 64
-
-
-class Endpoint:
-    """One server: its clients (shards), load, and failure state."""
-
-    def __init__(self, url: str, clients: list[httpx.AsyncClient]) -> None:
-        self.url = url
-        self.label = display_url(url)
-        self.chat_url = url + "/chat/completions"
-        self.clients = clients
-        self.loads = [0] * len(clients)
-        self.in_flight = 0
-        self.failures = 0
-        self.down_until = 0.0
-        self.completed = 0
-
-    def shard(self) -> int:
-        """The least-loaded client."""
-        loads = self.loads
-        return loads.index(min(loads))
+    async def aclose(self) -> None:
+        await self.pool.aclose()
 
 
 @dataclass
@@ -131,11 +145,7 @@ class ChatClient:
         self.config = config
         self.retries = 0
         self.in_flight = 0
-        ctx = ssl.create_default_context()  # one context for all clients: loading it is slow
-        timeout = httpx.Timeout(config.timeout, connect=config.connect_timeout, pool=None)
-        limits = httpx.Limits(
-            max_connections=SHARD_SIZE, max_keepalive_connections=SHARD_SIZE, keepalive_expiry=60
-        )
+        ctx = ssl.create_default_context()  # one context for all pools: loading it is slow
         headers = {
             "content-type": "application/json",
             "accept-encoding": "identity",
@@ -143,16 +153,10 @@ class ChatClient:
         }
         if config.api_key:
             headers["authorization"] = f"Bearer {config.api_key}"
-        shards = max(1, -(-config.max_workers // SHARD_SIZE))
+        sender = _FastSender if config.http == "fast" else _HttpxSender
         self.endpoints = [
-            Endpoint(
-                normalize_base_url(url),
-                [
-                    httpx.AsyncClient(verify=ctx, timeout=timeout, limits=limits, headers=headers)
-                    for _ in range(shards)
-                ],
-            )
-            for url in config.base_urls
+            Endpoint(url, sender(url, config, ctx, headers))
+            for url in map(normalize_base_url, config.base_urls)
         ]
 
     async def __aenter__(self) -> ChatClient:
@@ -164,8 +168,7 @@ class ChatClient:
     async def aclose(self) -> None:
         """Close every connection."""
         for ep in self.endpoints:
-            for client in ep.clients:
-                await client.aclose()
+            await ep.sender.aclose()  # type: ignore[attr-defined]
 
     async def models(self) -> list[str]:
         """Model ids served (from the first endpoint that answers); unreachable ones set aside."""
@@ -173,18 +176,17 @@ class ChatClient:
         errors = []
         for ep in self.endpoints:
             try:
-                resp = await ep.clients[0].get(ep.url + "/models")
-            except httpx.HTTPError as exc:
+                async with ep.sender.open("GET", "models") as resp:  # type: ignore[attr-defined]
+                    status, raw = resp.status_code, await resp.aread()
+            except _BROKEN as exc:
                 errors.append(f"cannot reach {ep.label}: {_describe(exc)}")
                 ep.failures, ep.down_until = SET_ASIDE_AFTER, time.monotonic() + 30
                 continue
-            if resp.status_code in (401, 403):
-                raise ServerError(
-                    f"{ep.label}: HTTP {resp.status_code}: {error_message(resp.content)}"
-                )
-            if found is None and resp.status_code == 200:
+            if status in (401, 403):
+                raise ServerError(f"{ep.label}: HTTP {status}: {error_message(raw)}")
+            if found is None and status == 200:
                 try:
-                    found = [str(m["id"]) for m in resp.json()["data"]]
+                    found = [str(m["id"]) for m in json.loads(raw)["data"]]
                 except (ValueError, KeyError, TypeError):
                     found = []
         if len(errors) == len(self.endpoints):
@@ -193,25 +195,18 @@ class ChatClient:
             log.warning("%s (set aside for now)", error)
         return found or []
 
-    def _pick(self, avoid: Endpoint | None) -> Endpoint:
-        now = time.monotonic()
-        live = [e for e in self.endpoints if e.down_until <= now]
-        choice = [e for e in live if e is not avoid] or live
-        if not choice:
-            return min(self.endpoints, key=lambda e: e.down_until)
-        return min(choice, key=lambda e: e.in_flight)
-
     async def complete(self, body: bytes) -> Outcome:
         """One completion for `body`, retried with capped, jittered exponential backoff."""
         cfg = self.config
         last: Endpoint | None = None
+        several = len(self.endpoints) > 1
         for attempt in range(cfg.max_retries + 1):
-            ep = self._pick(last)
+            ep = pick(self.endpoints, last)
             start = time.perf_counter()
             try:
                 reply = await self._once(ep, body, start)
-            except _Transient as exc:
-                self._failed(ep)
+            except Transient as exc:
+                ep.failed(several, cfg.backoff_max)
                 last = ep
                 if attempt == cfg.max_retries:
                     if exc.connect and all(e.down_until > time.monotonic() for e in self.endpoints):
@@ -221,71 +216,48 @@ class ChatClient:
                 delay = random.uniform(0, min(cfg.backoff_max, cfg.backoff_base * 2**attempt))
                 await asyncio.sleep(max(delay, min(exc.retry_after, cfg.backoff_max)))
                 continue
-            ep.failures = 0
-            ep.completed += 1
+            ep.succeeded()
             return Outcome(reply, ep.label, time.perf_counter() - start)
         raise AssertionError("unreachable")
 
-    def _failed(self, ep: Endpoint) -> None:
-        ep.failures += 1
-        if ep.failures >= SET_ASIDE_AFTER and len(self.endpoints) > 1:
-            pause = min(self.config.backoff_max, 2.0 ** (ep.failures - SET_ASIDE_AFTER))
-            ep.down_until = time.monotonic() + pause
-
     async def _once(self, ep: Endpoint, body: bytes, start: float) -> Reply:
-        i = ep.shard()
-        ep.loads[i] += 1
         ep.in_flight += 1
         self.in_flight += 1
         try:
-            if self.config.stream:
-                return await self._streamed(ep.clients[i], ep, body, start)
-            resp = await ep.clients[i].post(ep.chat_url, content=body)
-            if resp.status_code != 200:
-                _raise_status(ep, resp.status_code, resp.content, resp.headers)
-            return parse_completion(resp.content)
-        except httpx.HTTPError as exc:
-            raise _Transient(_describe(exc), connect=isinstance(exc, httpx.ConnectError)) from None
+            async with ep.sender.open("POST", "chat", body) as resp:  # type: ignore[attr-defined]
+                if resp.status_code != 200:
+                    raw = await resp.aread()
+                    raise_for_status(
+                        ep.label, resp.status_code, raw, resp.headers.get("retry-after")
+                    )
+                if self.config.stream:
+                    return await _read_stream(resp, start)
+                return parse_completion(await resp.aread())
+        except _BROKEN as exc:
+            raise Transient(_describe(exc), connect=isinstance(exc, _CONNECT)) from None
         except MalformedResponse as exc:
-            raise _Transient(str(exc)) from None
+            raise Transient(str(exc)) from None
         finally:
-            ep.loads[i] -= 1
             ep.in_flight -= 1
             self.in_flight -= 1
 
-    async def _streamed(
-        self, client: httpx.AsyncClient, ep: Endpoint, body: bytes, start: float
-    ) -> Reply:
-        async with client.stream("POST", ep.chat_url, content=body) as resp:
-            if resp.status_code != 200:
-                _raise_status(ep, resp.status_code, await resp.aread(), resp.headers)
-            parser = StreamParser(started=start, now=time.perf_counter)
-            try:
-                async for data in resp.aiter_raw():
-                    parser.feed(data)
-            except StreamError as exc:
-                if is_context_error(400, str(exc)):
-                    raise ContextLengthError(str(exc)) from None
-                raise _Transient(f"error in stream: {exc}") from None
-            return parser.finish()
 
-
-def _raise_status(ep: Endpoint, status: int, raw: bytes, headers: httpx.Headers) -> None:
-    message = error_message(raw)
-    if status in (408, 409, 425, 429) or status >= 500:
-        try:
-            retry_after = float(headers.get("retry-after", "0"))
-        except ValueError:
-            retry_after = 0.0
-        raise _Transient(f"HTTP {status}: {message}", retry_after=retry_after)
-    if is_context_error(status, message):
-        raise ContextLengthError(message)
-    if status in (401, 403, 404):
-        raise FatalServerError(f"{ep.label}: HTTP {status}: {message}")
-    raise RequestRejected(f"HTTP {status}: {message}")
+async def _read_stream(resp: Any, start: float) -> Reply:
+    """Parse an SSE response as its bytes arrive."""
+    parser = StreamParser(started=start, now=time.perf_counter)
+    try:
+        async for data in resp.aiter_raw():
+            parser.feed(data)
+    except StreamError as exc:
+        if is_context_error(400, str(exc)):
+            raise ContextLengthError(str(exc)) from None
+        raise Transient(f"error in stream: {exc}") from None
+    return parser.finish()
 
 
 def _describe(exc: Exception) -> str:
     """A transport error in a few words."""
+    if isinstance(exc, http1.HttpError):
+        return str(exc)
     detail = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {detail}" if detail != type(exc).__name__ else detail

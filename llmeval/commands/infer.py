@@ -58,6 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--answer-key", "--answer_key", "--label_key", dest="answer_key", default="answer")
     add("--id-key", "--id_key", dest="id_key", help="key of the id (default: id, else doc_id)")
     add("--response_key", dest="response_key", help="upstream: also write the text under this key")
+    add("--http", choices=["fast", "httpx"], default="fast",
+        help="HTTP transport: llmeval's lean HTTP/1.1 client, or httpx")  # fmt: skip
     add("--force", action="store_true", help="resume even though parameters changed")
     add("--progress", choices=["auto", "bar", "plain"], default="auto")
     add("--progress-interval", type=float, default=5.0, help="seconds between plain lines")
@@ -137,6 +139,7 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         keys=InputKeys(question=args.question_key, answer=args.answer_key, id=args.id_key),
         task=task.name if task else None,
         force=args.force,
+        http=args.http,
         response_key=args.response_key,
         progress={"auto": None, "bar": True, "plain": False}[args.progress],
         progress_interval=args.progress_interval,

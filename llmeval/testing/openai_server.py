@@ -281,6 +281,14 @@ class OpenAIServer:
         def delta(d: dict[str, Any], finish: str | None = None) -> bytes:
             return event([{"index": 0, "delta": d, "logprobs": None, "finish_reason": finish}])
 
+        def token_events(key: str, toks: list[str]) -> Iterator[bytes]:
+            # the same bytes as delta({key: tok}), built without a json.dumps per token
+            ref = delta({key: "\0"})
+            cut = ref.index(b'"\\u0000"')
+            pre, post = ref[:cut], ref[cut + 8 :]
+            for tok in toks:
+                yield pre + json.dumps(tok, ensure_ascii=False).encode() + post
+
         yield delta({"role": "assistant", "content": ""})
         if fault == "empty":
             yield event([])
@@ -289,13 +297,11 @@ class OpenAIServer:
         else:
             split = self.config.reasoning_field
             if split and done.reasoning:
-                for tok in tokens(done.reasoning):
-                    yield delta({split: tok})
+                yield from token_events(split, tokens(done.reasoning))
                 parts = tokens(done.content)
             else:
                 parts = tokens(done.text)
-            for tok in parts:
-                yield delta({"content": tok})
+            yield from token_events("content", parts)
             yield delta({}, done.finish_reason)
         if usage is not None:
             yield event([], usage=usage)
