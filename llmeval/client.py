@@ -206,10 +206,10 @@ class ChatClient:
             try:
                 reply = await self._once(ep, body, start)
             except Transient as exc:
-                ep.failed(several, cfg.backoff_max)
+                ep.failed(several, cfg.backoff_max, exc.connect)
                 last = ep
                 if attempt == cfg.max_retries:
-                    if exc.connect and all(e.down_until > time.monotonic() for e in self.endpoints):
+                    if all(e.unreachable for e in self.endpoints):  # no use going on
                         raise FatalServerError(f"servers unreachable: {exc}") from None
                     raise ChatFailure(f"gave up after {attempt + 1} attempts: {exc}") from None
                 self.retries += 1

@@ -85,9 +85,11 @@ class Endpoint:
         self.failures = 0
         self.down_until = 0.0
         self.completed = 0
+        self.unreachable = False  # the last attempt could not connect
 
-    def failed(self, several: bool, cap: float) -> None:
+    def failed(self, several: bool, cap: float, connect: bool = False) -> None:
         """Count a failure; set the endpoint aside (when there are others) after a streak."""
+        self.unreachable = connect
         self.failures += 1
         if self.failures >= SET_ASIDE_AFTER and several:
             self.down_until = time.monotonic() + min(cap, 2.0 ** (self.failures - SET_ASIDE_AFTER))
@@ -95,6 +97,7 @@ class Endpoint:
     def succeeded(self) -> None:
         """End a failure streak."""
         self.failures = 0
+        self.unreachable = False
         self.completed += 1
 
 

@@ -130,3 +130,10 @@ def test_load_is_spread_and_a_dead_endpoint_is_set_aside() -> None:
         dead = "http://127.0.0.1:9/v1"  # discard port: connection refused
         got = asyncio.run(many(_config([dead, a.url], True, max_retries=4), 20))
         assert {o.endpoint for o in got} == {a.url}
+
+
+def test_a_server_gone_for_good_stops_the_run() -> None:
+    with serve() as srv:
+        url = srv.url
+    with pytest.raises(FatalServerError, match="servers unreachable: cannot connect"):
+        _run(_config([url], True, max_retries=2), _body(True))

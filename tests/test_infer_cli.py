@@ -223,3 +223,16 @@ def test_torn_tail_is_cut_and_foreign_ids_are_kept(small: Path, tmp_path: Path, 
     err = capsys.readouterr().err
     assert "torn" in err and "1 problem ids" in err
     assert counts(out) == {**{f"s{i}": 2 for i in range(5)}, "elsewhere": 1}
+
+
+def test_split_out_reasoning_is_stored_apart(small: Path, tmp_path: Path) -> None:
+    for field in ("reasoning_content", "reasoning"):
+        for stream in ("--stream", "--no-stream"):
+            out = tmp_path / f"{field}{stream}.jsonl"
+            with serve(reasoning_field=field) as srv:
+                assert infer(srv.url, small, out, stream) == 0
+            for r in rows(out):
+                assert (
+                    r["gen"].startswith("So the answer is $\\boxed{") and "<think>" not in r["gen"]
+                )
+                assert r["reasoning"] and "</think>" not in r["reasoning"]
