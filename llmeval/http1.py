@@ -7,6 +7,7 @@ per request, an O(1) pool, no cookies, redirects or proxies. Errors are `HttpErr
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import socket
 import ssl
@@ -39,6 +40,14 @@ class ConnectFailed(HttpError):
 
 class ReadTimeout(HttpError):
     """No byte arrived within the read timeout."""
+
+
+_DISCONNECTED = "server closed the connection"
+MAX_CHUNK = 64 * 1024 * 1024
+
+
+class _Unanswered(Exception):
+    """The connection closed before any byte of the response."""
 
 
 class Response:
@@ -92,8 +101,12 @@ async def _dechunk(conn: _Connection) -> AsyncIterator[bytes]:
         while True:
             eol = pending.find(b"\r\n", pos)
             if eol < 0:
+                if len(pending) - pos > 4096:
+                    raise ValueError("chunk size line too long")
                 break
             size = int(pending[pos:eol].split(b";", 1)[0], 16)
+            if not 0 <= size <= MAX_CHUNK:
+                raise ValueError(f"chunk of {size} bytes")
             if size == 0:
                 if pending[eol + 2 : eol + 4] == b"\r\n":
                     pos, done = eol + 4, True
@@ -130,11 +143,13 @@ class _Connection:
         except (TimeoutError, asyncio.TimeoutError):
             self.reusable = False
             raise ReadTimeout(f"no data for {self.pool.read_timeout:g} s") from None
-        except asyncio.IncompleteReadError:
+        except asyncio.IncompleteReadError as exc:
             self.reusable = False
-            raise HttpError("server disconnected") from None
+            raise HttpError(_DISCONNECTED if not exc.partial else "server disconnected") from None
         except OSError as exc:
             self.reusable = False
+            if exc.errno in (errno.ECONNRESET, errno.EPIPE):
+                raise HttpError(_DISCONNECTED) from None
             raise HttpError(f"connection broken ({exc.strerror or exc})") from None
 
     def release(self, keep: bool) -> None:
@@ -186,15 +201,36 @@ class Pool:
         return None
 
     async def request(self, method: str, path: str, body: bytes = b"") -> Response:
-        """Send a request and read the status and headers."""
-        conn = self._idle() or await self._connect()
+        """Send a request and read the status and headers.
+
+        A reused keep-alive connection that the server closed without answering (its idle
+        timeout raced our request) is replaced once, at once, before it counts as a failure.
+        """
         head = f"{method} {path} HTTP/1.1\r\ncontent-length: {len(body)}\r\n".encode("latin-1")
+        data = head + self._fixed + b"\r\n" + body
+        conn = self._idle()
+        if conn is not None:
+            try:
+                return await self._exchange(conn, data)
+            except _Unanswered:
+                pass
         try:
-            conn.writer.write(head + self._fixed + b"\r\n" + body)
+            return await self._exchange(await self._connect(), data)
+        except _Unanswered:
+            raise HttpError("server disconnected without a response") from None
+
+    async def _exchange(self, conn: _Connection, data: bytes) -> Response:
+        try:
+            conn.writer.write(data)
             raw = await conn.read(conn.reader.readuntil(b"\r\n\r\n"))
         except asyncio.LimitOverrunError:
             conn.release(keep=False)
             raise HttpError("response head too large") from None
+        except HttpError as exc:
+            conn.release(keep=False)
+            if str(exc) == _DISCONNECTED:
+                raise _Unanswered from None
+            raise
         except BaseException:
             conn.release(keep=False)
             raise
@@ -212,6 +248,8 @@ class Pool:
             raise HttpError("malformed response head") from None
         if headers.get("connection", "").lower() == "close" or version == "HTTP/1.0":
             conn.reusable = False
+        if code in (204, 304) or 100 <= code < 200:
+            headers["content-length"] = "0"  # no body, whatever the headers say
         return Response(conn, code, headers)
 
     async def aclose(self) -> None:
