@@ -167,6 +167,8 @@ class StreamParser:
         if event.get("usage"):
             _usage_into(self.reply, event["usage"])
         for choice in event.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue  # a server that ignored n=1: keep the first completion only
             self.saw_choice = True
             delta = choice.get("delta") or {}
             content = delta.get("content")

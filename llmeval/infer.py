@@ -183,7 +183,6 @@ async def _run(
         check_spec(output, spec, force=opts.force, has_output=bool(done))
         req = Request(
             model=model,
-            template=opts.template,
             system_prompt=opts.system_prompt,
             max_tokens=opts.max_tokens,
             sampling={

@@ -33,7 +33,6 @@ class Request:
     """Everything about a request that is the same for every sample of a run."""
 
     model: str
-    template: str
     system_prompt: str | None
     max_tokens: int
     sampling: dict[str, Any]

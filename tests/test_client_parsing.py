@@ -80,6 +80,18 @@ def test_cut_or_empty_stream_is_malformed(raw: bytes) -> None:
         parser.finish()
 
 
+def test_extra_choices_of_a_server_that_ignored_n_are_dropped() -> None:
+    parser = StreamParser()
+    two = {
+        "choices": [
+            {"index": 0, "delta": {"content": "a"}},
+            {"index": 1, "delta": {"content": "b"}},
+        ]
+    }
+    parser.feed(_sse(two, _delta("stop", content="c")))
+    assert parser.finish().text == "ac"
+
+
 def test_broken_event_and_error_event() -> None:
     with pytest.raises(MalformedResponse):
         StreamParser().feed(b'data: {"choices": [\n\n')

@@ -11,14 +11,15 @@ import collections
 import contextlib
 import json
 import random
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmeval.testing import http11
-from llmeval.testing.fake_model import Completion, FakeModel, count_tokens, tokens
+from llmeval.testing import http11, replies
+from llmeval.testing.fake_model import Completion, FakeModel, count_tokens
 
 # Fault kinds: HTTP errors, "drop" (close before answering), "drop_mid" (close after part of
 # the answer), "slow" (wait slow_delay first), "context" (vLLM's context-length 400),
@@ -79,10 +80,6 @@ def parse_schedule(text: str) -> dict[int, str]:
     return out
 
 
-def _error(message: str, kind: str, code: int) -> dict[str, Any]:
-    return {"object": "error", "message": message, "type": kind, "param": None, "code": code}
-
-
 class OpenAIServer:
     """The server; `stats` counts requests, faults and completions; `bodies` keeps chat bodies."""
 
@@ -125,7 +122,9 @@ class OpenAIServer:
                 try:
                     req = await http11.read_request(reader)
                 except http11.BadRequest as exc:
-                    writer.write(http11.json_response(exc.status, _error(str(exc), "bad", 400)))
+                    writer.write(
+                        http11.json_response(exc.status, replies.error(str(exc), "bad", 400))
+                    )
                     break
                 if req is None:
                     break
@@ -140,6 +139,11 @@ class OpenAIServer:
             await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except Exception as exc:  # a bug here: answer 500 and say so, rather than hang up
+            self.stats["server errors"] += 1
+            text = f"test server bug: {type(exc).__name__}: {exc}"
+            writer.write(http11.json_response(500, replies.error(text, "ServerBug", 500)))
+            print(text, file=sys.stderr, flush=True)
         finally:
             self._writers.discard(writer)
             writer.close()
@@ -154,7 +158,9 @@ class OpenAIServer:
         if key is not None:
             self.auth_seen.add(req.headers.get("authorization", ""))
             if req.headers.get("authorization") != f"Bearer {key}":
-                msg = _error("Unauthorized: bad or missing API key", "AuthenticationError", 401)
+                msg = replies.error(
+                    "Unauthorized: bad or missing API key", "AuthenticationError", 401
+                )
                 writer.write(http11.json_response(401, msg, keep_alive=ka))
                 return True, False
         if req.method == "GET" and req.path in ("/health", "/v1/health"):
@@ -165,7 +171,7 @@ class OpenAIServer:
         elif req.method == "POST" and req.path == "/v1/chat/completions":
             return await self._chat(req, writer)
         else:
-            msg = _error(f"no route {req.method} {req.path}", "NotFoundError", 404)
+            msg = replies.error(f"no route {req.method} {req.path}", "NotFoundError", 404)
             writer.write(http11.json_response(404, msg, keep_alive=ka))
         return True, False
 
@@ -186,14 +192,14 @@ class OpenAIServer:
             messages = body["messages"]
             prompt = "\n".join(str(m.get("content") or "") for m in messages)
         except (ValueError, KeyError, TypeError, AttributeError):
-            msg = _error("body must be JSON with a messages list", "BadRequestError", 400)
+            msg = replies.error("body must be JSON with a messages list", "BadRequestError", 400)
             writer.write(http11.json_response(400, msg, keep_alive=ka))
             return True, False
         self.bodies.append(body)
         if body.get("model") not in cfg.models:
             text = f"The model `{body.get('model')}` does not exist."
             writer.write(
-                http11.json_response(404, _error(text, "NotFoundError", 404), keep_alive=ka)
+                http11.json_response(404, replies.error(text, "NotFoundError", 404), keep_alive=ka)
             )
             return True, False
         fault = self._pick_fault()
@@ -203,7 +209,7 @@ class OpenAIServer:
         if delay > 0:
             await asyncio.sleep(delay)
         if fault in ("429", "408", "500", "503"):
-            msg = _error(f"injected {fault}", "ServerError", int(fault))
+            msg = replies.error(f"injected {fault}", "ServerError", int(fault))
             writer.write(http11.json_response(int(fault), msg, keep_alive=ka, retry_after="0"))
             return True, False
         if fault == "drop":
@@ -213,7 +219,8 @@ class OpenAIServer:
         prompt_tokens = count_tokens(prompt)
         limit = cfg.max_context
         if fault == "context" or (limit and prompt_tokens + (max_tokens or 0) > limit):
-            writer.write(http11.json_response(400, self._context_error(prompt_tokens, max_tokens)))
+            error = replies.context_error(limit or 2048, prompt_tokens, max_tokens)
+            writer.write(http11.json_response(400, error, keep_alive=ka))
             return True, False
         done = self.model.complete(int(body.get("seed") or 0), prompt, max_tokens)
         usage = {
@@ -232,86 +239,22 @@ class OpenAIServer:
             return False, False
         return True, fault == "close_after"
 
-    def _context_error(self, prompt_tokens: int, max_tokens: int | None) -> dict[str, Any]:
-        limit = self.config.max_context or 2048
-        asked = prompt_tokens + (max_tokens or 0)
-        text = (
-            f"This model's maximum context length is {limit} tokens. However, you requested "
-            f"{asked} tokens ({prompt_tokens} in the messages, {max_tokens} in the completion). "
-            "Please reduce the length of the messages or completion."
-        )
-        return _error(text, "BadRequestError", 400)
-
-    def _message(self, done: Completion) -> dict[str, Any]:
-        field_name = self.config.reasoning_field
-        if field_name is None:
-            return {"role": "assistant", "content": done.text}
-        return {"role": "assistant", "content": done.content, field_name: done.reasoning or None}
-
     def _whole(
         self, writer: Writer, body: Body, done: Completion, usage: Usage, fault: Fault, ka: bool
     ) -> None:
-        choices = [
-            {"index": 0, "message": self._message(done), "finish_reason": done.finish_reason}
-        ]
-        data = {
-            "id": f"chatcmpl-{self._chat_count}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body["model"],
-            "choices": [] if fault == "empty" else choices,
-            "usage": usage,
-        }
-        raw = json.dumps(data, ensure_ascii=False).encode()
-        if fault == "malformed":
-            raw = raw[: len(raw) // 2]
+        field = self.config.reasoning_field
+        raw = replies.completion(self._chat_count, body["model"], done, usage, fault, field)
         response = http11.full_response(200, raw, keep_alive=ka)
         if fault == "drop_mid":
             response = response[: len(response) - len(raw) // 2]
         writer.write(response)
 
-    def _events(self, body: Body, done: Completion, usage: Usage, fault: Fault) -> Iterator[bytes]:
-        head = {"id": f"chatcmpl-{self._chat_count}", "object": "chat.completion.chunk"}
-        head.update(created=int(time.time()), model=body["model"])
-
-        def event(choices: list[Any], **extra: Any) -> bytes:
-            data = json.dumps({**head, "choices": choices, **extra}, ensure_ascii=False)
-            return b"data: " + data.encode() + b"\n\n"
-
-        def delta(d: dict[str, Any], finish: str | None = None) -> bytes:
-            return event([{"index": 0, "delta": d, "logprobs": None, "finish_reason": finish}])
-
-        def token_events(key: str, toks: list[str]) -> Iterator[bytes]:
-            # the same bytes as delta({key: tok}), built without a json.dumps per token
-            ref = delta({key: "\0"})
-            cut = ref.index(b'"\\u0000"')
-            pre, post = ref[:cut], ref[cut + 8 :]
-            for tok in toks:
-                yield pre + json.dumps(tok, ensure_ascii=False).encode() + post
-
-        yield delta({"role": "assistant", "content": ""})
-        if fault == "empty":
-            yield event([])
-        elif fault == "malformed":
-            yield b'data: {"choices": [{"delta": {"content": "x"\n\n'
-        else:
-            split = self.config.reasoning_field
-            if split and done.reasoning:
-                yield from token_events(split, tokens(done.reasoning))
-                parts = tokens(done.content)
-            else:
-                parts = tokens(done.text)
-            yield from token_events("content", parts)
-            yield delta({}, done.finish_reason)
-        if usage is not None:
-            yield event([], usage=usage)
-        yield b"data: [DONE]\n\n"
-
     async def _stream(
         self, writer: Writer, body: Body, done: Completion, usage: Usage, fault: Fault, ka: bool
     ) -> None:
         writer.write(http11.stream_head(keep_alive=ka))
-        events = list(self._events(body, done, usage, fault))
+        field = self.config.reasoning_field
+        events = list(replies.events(self._chat_count, body["model"], done, usage, fault, field))
         if fault == "drop_mid":
             events = events[: max(1, len(events) // 2)]
         rate = self.config.token_rate
