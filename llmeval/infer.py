@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +19,7 @@ from llmeval.client import ChatClient, ClientConfig, display_url, normalize_base
 from llmeval.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, ServerError, UsageError
 from llmeval.jsonl import JsonlAppender, repair_tail
 from llmeval.problems import InputKeys, file_sha256, load_problems, user_message
-from llmeval.progress import Progress, Snapshot, start_clock
+from llmeval.progress import Progress, Snapshot, start_clock, summarize
 from llmeval.records import Problem, RunSpec
 from llmeval.resume import OutputLock, check_spec, done_keys, write_spec
 from llmeval.runner import Job, Request, Tally, run_jobs
@@ -204,7 +203,7 @@ async def _run(
             len(jobs), total - len(jobs), total, output, opts.max_workers, model,
         )  # fmt: skip
         if not jobs:
-            _summary(tally, output, 0.0)
+            summarize(tally, output, 0.0)
             return EXIT_OK
         elapsed = start_clock()
         progress = Progress(
@@ -229,26 +228,9 @@ async def _run(
             sink.close()
             shown.cancel()
             await asyncio.gather(shown, return_exceptions=True)
-        _summary(tally, output, elapsed())
+        summarize(tally, output, elapsed())
     if tally.fatal:
         raise ServerError(tally.fatal)
     if tally.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_INCOMPLETE if tally.failed or tally.written < tally.total else EXIT_OK
-
-
-def _summary(tally: Tally, output: Path, seconds: float) -> None:
-    rate = tally.written / seconds if seconds > 0 else 0.0
-    line = f"infer: wrote {tally.written} of {tally.total} samples to {output} in {seconds:.1f} s"
-    if tally.written:
-        line += f" ({rate:.1f} samples/s)"
-    if tally.context_length:
-        line += f"; {tally.context_length} hit the context length (recorded, empty gen)"
-    print(line, flush=True)
-    for message in tally.failures:
-        log.warning("failed: %s", message)
-    if tally.failed:
-        log.warning("%d samples failed and were not written: rerun to resume", tally.failed)
-    if tally.interrupted:
-        log.warning("interrupted: every finished sample is kept; rerun to resume")
-    sys.stdout.flush()

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from llmeval.runner import Tally
+
+log = logging.getLogger("llmeval")
 
 
 @dataclass(frozen=True)
@@ -113,3 +120,21 @@ def start_clock() -> Callable[[], float]:
     """Seconds since now."""
     t0 = time.monotonic()
     return lambda: time.monotonic() - t0
+
+
+def summarize(tally: Tally, output: Path, seconds: float) -> None:
+    """The end-of-run summary: one line on stdout, failures and hints as warnings."""
+    rate = tally.written / seconds if seconds > 0 else 0.0
+    line = f"infer: wrote {tally.written} of {tally.total} samples to {output} in {seconds:.1f} s"
+    if tally.written:
+        line += f" ({rate:.1f} samples/s)"
+    if tally.context_length:
+        line += f"; {tally.context_length} hit the context length (recorded, empty gen)"
+    print(line, flush=True)
+    for message in tally.failures:
+        log.warning("failed: %s", message)
+    if tally.failed:
+        log.warning("%d samples failed and were not written: rerun to resume", tally.failed)
+    if tally.interrupted:
+        log.warning("interrupted: every finished sample is kept; rerun to resume")
+    sys.stdout.flush()
