@@ -103,10 +103,31 @@ class Reply:
     ttft_s: float | None = None
 
 
+def _count(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _finish(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _text_of(value: Any) -> str:
+    """Message text: a string, or the text parts of a list of content parts."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(
+            p["text"] for p in value if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    raise MalformedResponse(f"message text is a {type(value).__name__}")
+
+
 def _usage_into(reply: Reply, usage: Any) -> None:
     if isinstance(usage, dict):
-        reply.prompt_tokens = usage.get("prompt_tokens")
-        reply.completion_tokens = usage.get("completion_tokens")
+        reply.prompt_tokens = _count(usage.get("prompt_tokens"))
+        reply.completion_tokens = _count(usage.get("completion_tokens"))
 
 
 def parse_completion(raw: bytes) -> Reply:
@@ -119,11 +140,11 @@ def parse_completion(raw: bytes) -> Reply:
         raise MalformedResponse(f"malformed completion ({type(exc).__name__}: {exc})") from None
     if not isinstance(message, dict):
         raise MalformedResponse("malformed completion (message is not an object)")
-    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    reasoning = _text_of(message.get("reasoning_content") or message.get("reasoning"))
     reply = Reply(
-        text=clean_text(message.get("content") or "") or "",
-        reasoning=clean_text(reasoning) if isinstance(reasoning, str) else None,
-        finish_reason=choice.get("finish_reason"),
+        text=clean_text(_text_of(message.get("content"))) or "",
+        reasoning=clean_text(reasoning) or None,
+        finish_reason=_finish(choice.get("finish_reason") if isinstance(choice, dict) else None),
     )
     _usage_into(reply, data.get("usage"))
     return reply
@@ -166,13 +187,19 @@ class StreamParser:
             raise StreamError(error_message(json.dumps(event).encode()))
         if event.get("usage"):
             _usage_into(self.reply, event["usage"])
-        for choice in event.get("choices") or ():
+        try:
+            self._choices(event.get("choices") or ())
+        except (AttributeError, TypeError) as exc:
+            raise MalformedResponse(f"malformed stream event ({exc})") from None
+
+    def _choices(self, choices: list[Any]) -> None:
+        for choice in choices:
             if choice.get("index", 0) != 0:
                 continue  # a server that ignored n=1: keep the first completion only
             self.saw_choice = True
             delta = choice.get("delta") or {}
-            content = delta.get("content")
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            content = _text_of(delta.get("content"))
+            reasoning = _text_of(delta.get("reasoning_content") or delta.get("reasoning"))
             if (content or reasoning) and self.reply.ttft_s is None and self.now is not None:
                 self.reply.ttft_s = self.now() - self.started
             if content:
@@ -180,7 +207,7 @@ class StreamParser:
             if reasoning:
                 self._reasoning.append(reasoning)
             if choice.get("finish_reason"):
-                self.reply.finish_reason = choice["finish_reason"]
+                self.reply.finish_reason = _finish(choice["finish_reason"])
 
     def finish(self) -> Reply:
         """The reply once the stream ended; raises `MalformedResponse` for a cut stream."""

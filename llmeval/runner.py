@@ -136,7 +136,12 @@ async def run_jobs(
                     tally.failures.append(f"{problem.id}#{job.sample_idx}: {exc}")
                 continue
             tally.tokens += reply.completion_tokens or 0
-            lines.put_nowait(record_line(req, problem, prompt, job, outcome, reply))
+            try:
+                line = record_line(req, problem, prompt, job, outcome, reply)
+            except Exception:
+                stop()
+                raise
+            lines.put_nowait(line)
 
     async def writer() -> None:
         try:
@@ -150,9 +155,12 @@ async def run_jobs(
     writing = asyncio.create_task(writer())
     tasks.extend(asyncio.create_task(worker()) for _ in range(max(1, workers)))
     with _on_signals(lambda: (setattr(tally, "interrupted", True), stop())):
-        await asyncio.gather(*tasks, return_exceptions=True)
+        results = await asyncio.gather(*tasks, return_exceptions=True)
     lines.put_nowait(None)
-    await writing
+    await writing  # every finished sample is written before anything is raised
+    for result in results:
+        if isinstance(result, Exception):  # a bug, not a server problem: do not hide it
+            raise result
 
 
 @contextlib.contextmanager

@@ -92,6 +92,21 @@ def test_extra_choices_of_a_server_that_ignored_n_are_dropped() -> None:
     assert parser.finish().text == "ac"
 
 
+def test_odd_but_usable_values_are_normalised() -> None:
+    raw = (
+        b'{"choices": [{"message": {"content": [{"type": "text", "text": "a"}, {"text": "b"}]},'
+        b' "finish_reason": 1}], "usage": {"prompt_tokens": "x", "completion_tokens": 3.0}}'
+    )
+    reply = parse_completion(raw)
+    assert (reply.text, reply.finish_reason, reply.prompt_tokens, reply.completion_tokens) == (
+        "ab", "1", None, 3,
+    )  # fmt: skip
+    with pytest.raises(MalformedResponse):
+        StreamParser().feed(_sse({"choices": [{"delta": "oops"}]}))
+    with pytest.raises(MalformedResponse):
+        StreamParser().feed(_sse({"choices": ["oops"]}))
+
+
 def test_broken_event_and_error_event() -> None:
     with pytest.raises(MalformedResponse):
         StreamParser().feed(b'data: {"choices": [\n\n')
@@ -113,7 +128,17 @@ def test_completion_with_split_reasoning_either_name() -> None:
         assert (reply.text, reply.reasoning, reply.completion_tokens) == ("\\boxed{1}", "why", 4)
 
 
-@pytest.mark.parametrize("raw", [b'{"choices": []}', b'{"choices": [', b"[]", b'{"x": 1}'])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"choices": []}',
+        b'{"choices": [',
+        b"[]",
+        b'{"x": 1}',
+        b'{"choices": [{"message": {"content": 5}}]}',
+        b'{"choices": ["x"]}',
+    ],
+)
 def test_malformed_completions(raw: bytes) -> None:
     with pytest.raises(MalformedResponse):
         parse_completion(raw)
