@@ -1,0 +1,248 @@
+"""Server-rendered HTML of the report's static sections: overview, pictures, comparison, serving.
+
+Every value that may come from a file is escaped here; only this module's own markup is raw.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from html import escape
+
+from llmeval import report_data as rd
+from llmeval import svg_charts as sc
+from llmeval.report_compare import PairedDiff, paired_diff
+from llmeval.serving_stats import serving_figures
+
+SPEC_FIELDS = (
+    "model",
+    "n_samples",
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "max_tokens",
+    "seed",
+    "system_prompt",
+    "extra_body",
+    "llmeval_version",
+)
+
+
+def pct(v: float | None, digits: int = 1) -> str:
+    """0.4567 -> '45.7'; missing -> '–'."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    return f"{100 * v:.{digits}f}"
+
+
+def table(head: Sequence[str], rows: Sequence[Sequence[object]], cls: str = "") -> str:
+    """A plain table; every cell is escaped."""
+    th = "".join(f"<th>{escape(str(h))}</th>" for h in head)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows
+    )
+    return f'<table class="{cls}"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _last(d: dict) -> tuple[str, float | None]:
+    """The entry of the largest k in a {k: value} dict."""
+    if not d:
+        return "", None
+    k = max(d, key=lambda x: int(x))
+    return k, d[k]
+
+
+def overview(run: rd.Run, meta: dict[str, str]) -> str:
+    """Per-task table from eval's figures, run settings, versions and date."""
+    rows = []
+    for task, s in sorted(run.scores.items()):
+        n = s.get("n") or (s["n_samples"] // max(s["n_problems"], 1))
+        k, pk = _last(s.get("pass_at_k", {}))
+        mk, mj = _last(s.get("maj_at_k", {}))
+        total = max(s["n_samples"], 1)
+        rows.append(
+            [
+                task,
+                s["n_problems"],
+                n,
+                f"{pct(s['accuracy'])} ± {pct(s['stderr'])}",
+                pct(s.get("sample_stderr"), 2),
+                f"{pct(pk)} (k={k})",
+                f"{pct(mj)} (k={mk})",
+                pct(s["n_no_answer"] / total),
+                pct(s["n_timeout"] / total),
+                pct(s["n_truncated"] / total),
+                "yes" if s.get("complete") else "NO",
+            ]
+        )
+    head = [
+        "task",
+        "problems",
+        "n",
+        "accuracy % ± stderr",
+        "sample stderr %",
+        "pass@k %",
+        "maj@k %",
+        "no-answer %",
+        "timeout %",
+        "truncated %",
+        "complete",
+    ]
+    specs = "".join(_spec(task, spec) for task, spec in sorted(run.specs.items()))
+    facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in meta.items())
+    return (
+        f'<section id="overview"><h2>Overview</h2><dl class="facts">{facts}</dl>'
+        f"{table(head, rows, 'scores')}{specs}</section>"
+    )
+
+
+def _spec(task: str, spec: dict) -> str:
+    rows = [[k, spec[k]] for k in SPEC_FIELDS if spec.get(k) not in (None, "", {}, [])]
+    return _details(f"run settings: {task}", table(["field", "value"], rows), "spec")
+
+
+def _details(summary: str, inner: str, cls: str) -> str:
+    """A folded block; the summary is escaped, `inner` is markup built here."""
+    return f'<details class="{cls}"><summary>{escape(summary)}</summary>{inner}</details>'
+
+
+def pictures(run: rd.Run) -> str:
+    """Four charts per task."""
+    out = ['<section id="pictures"><h2>Pictures</h2>']
+    for task, problems in sorted(run.problems().items()):
+        charts = "".join(task_charts(task, problems, run.specs.get(task, {})))
+        out.append(f'<h3>{escape(task)}</h3><div class="charts">{charts}</div>')
+    out.append("</section>")
+    return "".join(out)
+
+
+def task_charts(task: str, problems: rd.Problems, spec: dict) -> list[str]:
+    """pass/maj@k, stderr vs n, accuracy vs length cap, length histogram, difficulty."""
+    pm = rd.pass_maj_curve(problems)
+    se = rd.stderr_curve(problems)
+    samples = [s for r in problems.values() for s in r]
+    top = max([s.tokens or 0 for s in samples] + [spec.get("max_tokens") or 0])
+    caps = rd.default_caps(top)
+    cap = rd.length_cap_curve(problems, caps)
+    hist = rd.length_histograms(samples)
+    order = rd.difficulty(problems)
+    return [
+        sc.line_chart(
+            [sc.Series("pass@k", pm["k"], pm["pass"]), sc.Series("maj@k", pm["k"], pm["maj"])],
+            title=f"{task}: pass@k and maj@k",
+            x_label="k",
+            y_label="score",
+            log2_x=True,
+            y_range=(0.0, 1.0),
+            legend_low=True,
+        ),
+        sc.line_chart(
+            [
+                sc.Series("stderr (problems)", se["n"], se["stderr"]),
+                sc.Series("sample stderr", se["n"], se["sample_stderr"]),
+                sc.Series("observed spread", se["n"], se["observed"], dashed=True),
+            ],
+            title=f"{task}: standard error vs samples per problem",
+            x_label="n samples",
+            y_label="standard error",
+            log2_x=True,
+        ),
+        sc.line_chart(
+            [
+                sc.Series("accuracy", cap["cap"], cap["accuracy"]),
+                sc.Series("truncated", cap["cap"], cap["truncated"], dashed=True),
+            ],
+            title=f"{task}: accuracy under a length cap",
+            x_label="max completion tokens",
+            y_label="fraction",
+            log2_x=True,
+            y_range=(0.0, 1.0),
+        ),
+        sc.histogram(
+            hist["edges"],
+            [("correct", hist["correct"]), ("wrong", hist["wrong"])],
+            title=f"{task}: completion length",
+            x_label="completion tokens",
+            y_label="samples",
+        ),
+        sc.sorted_bars(
+            order,
+            title=f"{task}: per-problem difficulty (sorted)",
+            x_label=f"{len(order)} problems",
+            y_label="fraction correct",
+        ),
+    ]
+
+
+def comparison(run: rd.Run, baseline: rd.Run) -> str:
+    """Per-task paired difference and the flipped problems."""
+    mine, theirs = run.problems(), baseline.problems()
+    diffs = [paired_diff(t, mine[t], theirs[t]) for t in sorted(mine) if t in theirs]
+    head = [
+        "task",
+        "shared problems",
+        f"{run.label} %",
+        f"{baseline.label} %",
+        "difference %",
+        "paired stderr %",
+        "95% interval",
+        "gained",
+        "lost",
+    ]
+    rows = [
+        [
+            d.task,
+            d.n_common,
+            pct(d.run),
+            pct(d.baseline),
+            f"{100 * d.diff:+.1f}",
+            pct(d.stderr),
+            f"[{100 * (d.diff - 1.96 * d.stderr):+.1f}, {100 * (d.diff + 1.96 * d.stderr):+.1f}]",
+            len(d.gained),
+            len(d.lost),
+        ]
+        for d in diffs
+    ]
+    missing = sorted(set(mine) ^ set(theirs))
+    note = f"<p>Tasks in only one run: {escape(', '.join(missing))}</p>" if missing else ""
+    flips = "".join(_flips(d, run.label, baseline.label) for d in diffs)
+    return (
+        f'<section id="comparison"><h2>Comparison with {escape(baseline.label)}</h2>'
+        f"{table(head, rows, 'scores')}{note}{flips}</section>"
+    )
+
+
+def _flips(d: PairedDiff, run: str, base: str) -> str:
+    if not d.flips:
+        return ""
+    rows = [
+        [f.problem_id, pct(f.run), pct(f.baseline), f"{100 * (f.run - f.baseline):+.1f}"]
+        for f in d.flips
+    ]
+    summary = (
+        f"{d.task}: {len(d.flips)} flipped problems ({len(d.gained)} gained, {len(d.lost)} lost)"
+    )
+    return _details(summary, table(["problem", f"{run} %", f"{base} %", "change"], rows), "flips")
+
+
+def serving(run: rd.Run) -> str:
+    """Output tokens/s, latency and TTFT percentiles, per endpoint."""
+    figs = serving_figures(run.samples)
+    head = ["endpoint", "requests", "output tokens"]
+    for name in ("tok/s", "latency s", "TTFT s"):
+        head += [f"{name} p50", f"{name} p90", f"{name} p99"]
+    rows = []
+    for ep, f in figs.items():
+        row: list[object] = [ep, f["requests"], f["output_tokens"]]
+        for key in ("tokens_per_s", "latency_s", "ttft_s"):
+            row += [_num(f[key][p]) for p in ("p50", "p90", "p99")]
+        rows.append(row)
+    note = (
+        '<p class="note">Per request: output tokens/s = completion tokens / (latency − TTFT).</p>'
+    )
+    return f'<section id="serving"><h2>Serving</h2>{table(head, rows, "scores")}{note}</section>'
+
+
+def _num(v: float) -> str:
+    return "–" if math.isnan(v) else f"{v:.3g}" if v < 100 else f"{v:.0f}"
