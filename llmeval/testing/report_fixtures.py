@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from llmeval.report_data import ReportSample, Run
 
@@ -145,4 +146,17 @@ def make_run(label: str = "run", **kwargs) -> Run:
             "max_tokens": 16384,
             "seed": 0,
         }
+    return run
+
+
+def hostile_run(compress_label: str = "run", **kwargs) -> Run:
+    """A run whose first problem's id, answers, texts and subject all carry script payloads."""
+    run = make_run(compress_label, **kwargs)
+    first = run.samples[0].problem_id
+    run.samples = [
+        replace(s, problem_id=f"evil{HOSTILE}", pred=HOSTILE, gen=f"{HOSTILE} \\boxed{{1}}",
+                reasoning=HOSTILE, prompt=HOSTILE, meta={"subject": HOSTILE, "level": 1})
+        if s.problem_id == first else s
+        for s in run.samples
+    ]  # fmt: skip
     return run

@@ -1,0 +1,159 @@
+"""The numbers behind the report's pictures, checked against hand-computed values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from llmeval import pending_metrics as metrics
+from llmeval.report_compare import paired_diff
+from llmeval.report_data import (
+    ReportSample,
+    default_caps,
+    difficulty,
+    group_problems,
+    ks_up_to,
+    length_cap_curve,
+    length_histograms,
+    pass_maj_curve,
+    stderr_curve,
+)
+from llmeval.serving_stats import percentile, serving_figures
+
+
+def _s(pid: str, idx: int, status: str, **kw) -> ReportSample:
+    kw.setdefault("pred", "1" if status == "correct" else ("2" if status == "incorrect" else None))
+    return ReportSample(task="t", problem_id=pid, sample_idx=idx, status=status, gold="1", **kw)
+
+
+def _problems(spec: dict[str, str], **kw) -> dict[str, list[ReportSample]]:
+    """{'A': 'ccww'} -> problem A with samples correct, correct, incorrect, incorrect."""
+    names = {"c": "correct", "w": "incorrect", "n": "no_answer"}
+    rows = [
+        _s(pid, i, names[ch], **kw) for pid, chars in spec.items() for i, ch in enumerate(chars)
+    ]
+    return group_problems(reversed(rows))["t"]  # order of input must not matter
+
+
+def test_ks_up_to() -> None:
+    assert ks_up_to(1) == [1]
+    assert ks_up_to(8) == [1, 2, 4, 8]
+    assert ks_up_to(6) == [1, 2, 4, 6]
+    assert ks_up_to(0) == []
+
+
+def test_pass_at_k_curve_hand_values() -> None:
+    curve = pass_maj_curve(_problems({"A": "ccww", "B": "cwww"}))
+    assert curve["k"] == [1, 2, 4]
+    # pass@1 = mean(1/2, 1/4); pass@2: A 1 - C(2,2)/C(4,2) = 5/6, B 1 - C(3,2)/C(4,2) = 1/2
+    assert curve["pass"] == pytest.approx([0.375, (5 / 6 + 0.5) / 2, 1.0])
+    assert len(curve["maj"]) == 3  # TODO(after eval merge): hand values for maj@k
+
+
+def test_stderr_curve_splits_samples_into_disjoint_groups() -> None:
+    probs = _problems({"A": "ccww", "B": "cwww"})
+    curve = stderr_curve(probs)
+    assert curve["n"] == [1, 2, 4]
+    # n=1: groups [1,1] [1,0] [0,0] [0,0] -> accuracies 1, .5, 0, 0
+    assert curve["observed"][0] == pytest.approx(math.sqrt(0.6875 / 3))
+    assert curve["stderr"][0] == pytest.approx((0 + 0.5 + 0 + 0) / 4)
+    # n=2: groups [1, .5] and [0, 0] -> accuracies .75 and 0
+    assert curve["observed"][1] == pytest.approx(0.375 * math.sqrt(2))
+    assert curve["stderr"][1] == pytest.approx((0.25 + 0) / 2)
+    # n=4: one group, the whole run: stderr of [.5, .25]; no spread to observe
+    assert curve["stderr"][2] == pytest.approx(0.125)
+    assert math.isnan(curve["observed"][2])
+    want = (metrics.sample_stderr([1, 0.5], 2) + metrics.sample_stderr([0, 0], 2)) / 2
+    assert curve["sample_stderr"][1] == pytest.approx(want)
+
+
+def test_default_caps() -> None:
+    assert default_caps(0) == [2048]
+    assert default_caps(2048) == [2048]
+    assert default_caps(5000) == [2048, 4096, 8192]
+    assert default_caps(32768) == [2048, 4096, 8192, 16384, 32768]
+
+
+def test_length_cap_curve_counts_longer_samples_as_wrong() -> None:
+    rows = [
+        _s("A", 0, "correct", tokens=1000),
+        _s("A", 1, "correct", tokens=3000),
+        _s("A", 2, "incorrect", tokens=500),
+        _s("A", 3, "no_answer", tokens=5000, finish_reason="length"),
+        _s("B", 0, "correct", tokens=2048),  # exactly at the cap: fits
+        _s("B", 1, "incorrect", tokens=100),
+        _s("B", 2, "incorrect", tokens=2500),
+        _s("B", 3, "correct", tokens=None),  # no count: keeps its verdict
+    ]
+    curve = length_cap_curve(group_problems(rows)["t"], [2048, 4096, 8192])
+    assert curve["accuracy"] == pytest.approx([(1 / 4 + 2 / 4) / 2, (2 / 4 + 2 / 4) / 2, 0.5])
+    assert curve["truncated"] == pytest.approx([3 / 8, 1 / 8, 1 / 8])
+
+
+def test_length_histograms_shared_bins() -> None:
+    rows = [
+        _s("A", 0, "correct", tokens=0),
+        _s("A", 1, "incorrect", tokens=10),
+        _s("A", 2, "correct", tokens=20),
+        _s("A", 3, "no_answer", tokens=40),  # the top edge falls in the last bin
+        _s("A", 4, "correct", tokens=None),  # left out
+    ]
+    h = length_histograms(rows, bins=4)
+    assert h["edges"] == [0, 10, 20, 30, 40]
+    assert h["correct"] == [1, 0, 1, 0]
+    assert h["wrong"] == [0, 1, 0, 1]
+
+
+def test_difficulty_sorted_easiest_first_ties_in_problem_order() -> None:
+    probs = _problems({"A": "cw", "B": "cc", "C": "ww", "D": "wc"})
+    assert difficulty(probs)[0] == ("B", 1.0)
+    assert difficulty(probs)[-1] == ("C", 0.0)
+    assert {pid for pid, f in difficulty(probs) if f == 0.5} == {"A", "D"}
+
+
+def test_paired_difference_and_flips() -> None:
+    run = _problems({"p1": "cc", "p2": "cw", "p3": "ww", "p4": "cc"})
+    base = _problems({"p1": "ww", "p2": "cc", "p3": "ww", "p5": "cc"})
+    d = paired_diff("t", run, base)
+    assert (d.n_common, d.only_run, d.only_baseline) == (3, 1, 1)
+    assert d.run == pytest.approx(0.5) and d.baseline == pytest.approx(1 / 3)
+    assert d.diff == pytest.approx(1 / 6)
+    # differences 1, -1/2, 0: sample variance 21/36, over 3 problems
+    assert d.stderr == pytest.approx(math.sqrt(7 / 36))
+    assert [f.problem_id for f in d.flips] == ["p1", "p2"]
+    assert [f.problem_id for f in d.gained] == ["p1"]
+    assert [f.problem_id for f in d.lost] == ["p2"]
+
+
+def test_paired_stderr_is_zero_for_a_constant_shift() -> None:
+    run = _problems({"a": "cc", "b": "cw", "c": "cw"})
+    base = _problems({"a": "cw", "b": "ww", "c": "ww"})
+    d = paired_diff("t", run, base)
+    assert d.diff == pytest.approx(0.5) and d.stderr == pytest.approx(0.0)
+
+
+def test_percentile_linear_interpolation() -> None:
+    vals = [4.0, 1.0, 3.0, 2.0]
+    assert percentile(vals, 50) == pytest.approx(2.5)
+    assert percentile(vals, 90) == pytest.approx(3.7)
+    assert percentile(vals, 99) == pytest.approx(3.97)
+    assert percentile([7.0], 99) == 7.0
+    assert math.isnan(percentile([], 50))
+
+
+def test_serving_figures_per_endpoint() -> None:
+    rows = [
+        _s("A", 0, "correct", tokens=100, latency_s=2.5, ttft_s=0.5, endpoint="e1"),
+        _s("A", 1, "correct", tokens=300, latency_s=4.0, ttft_s=1.0, endpoint="e1"),
+        _s("A", 2, "correct", tokens=50, latency_s=1.0, ttft_s=None, endpoint="e2"),
+        _s("A", 3, "error", endpoint="e2"),  # failed: counted, no timings
+    ]
+    figs = serving_figures(rows)
+    assert set(figs) == {"e1", "e2", "all"}
+    assert figs["e1"]["requests"] == 2 and figs["e1"]["output_tokens"] == 400
+    assert figs["e1"]["tokens_per_s"]["p50"] == pytest.approx(75.0)  # 50 and 100 tok/s
+    assert figs["e2"]["tokens_per_s"]["p50"] == pytest.approx(50.0)
+    assert figs["all"]["latency_s"]["p50"] == pytest.approx(2.5)
+    assert figs["all"]["ttft_s"]["p99"] == pytest.approx(0.5 + 0.5 * 0.99)
+    assert set(serving_figures(rows[:2])) == {"e1"}
