@@ -13,7 +13,7 @@ from llmeval.eval_input import InputFile, discover, read_input
 from llmeval.records import CacheStats, ScoreReport, Verdict
 from llmeval.scoring import task_score
 from llmeval.verdict_cache import VerdictCache, cache_path_for
-from llmeval.verify import POLICY, choice_status, verdict_key, verifier_id
+from llmeval.verify import POLICY, choice_status, exact_status, verdict_key, verifier_id
 from llmeval.verify_pool import DEFAULT_MEMORY_MB, VerifyPool, VerifyResult, VerifyTask
 
 # progress(verified, cached, remaining): samples judged by verifying now, judged without
@@ -143,9 +143,14 @@ def _judge_known(
             keys.append(None)
             statuses.append("no_answer")
             continue
-        if kind == "choice":
+        quick = (
+            choice_status(sample.gold, sample.pred)
+            if kind == "choice"
+            else exact_status(sample.gold, sample.pred)
+        )
+        if quick is not None:
             keys.append(None)
-            statuses.append(choice_status(sample.gold, sample.pred))
+            statuses.append(quick)
             continue
         key = verdict_key(kind, sample.gold, sample.pred)
         keys.append(key)
