@@ -9,12 +9,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from llmeval import __version__
+from llmeval.errors import LlmevalError
 from llmeval.eval_input import InputFile, discover, read_input
 from llmeval.records import CacheStats, ScoreReport, Verdict
 from llmeval.scoring import task_score
 from llmeval.verdict_cache import VerdictCache, cache_path_for
 from llmeval.verify import POLICY, choice_status, exact_status, verdict_key, verifier_id
-from llmeval.verify_pool import DEFAULT_MEMORY_MB, VerifyPool, VerifyResult, VerifyTask
+from llmeval.verify_pool import (
+    DEFAULT_MEMORY_MB,
+    VerifyPool,
+    VerifyResult,
+    VerifyTask,
+    prestart,
+)
 
 # progress(verified, cached, remaining): samples judged by verifying now, judged without
 # verifying (cache, no answer, letters), and still waiting.
@@ -73,8 +80,22 @@ def _cache_paths(options: EvalOptions, files: list[InputFile]) -> dict[Path, Pat
     return {f.path: options.cache or cache_path_for(f.path) for f in files}
 
 
+def _likely_cold(options: EvalOptions) -> bool:
+    """No cache to read: verification will be needed, so boot the verifier early."""
+    if not options.use_cache:
+        return True
+    if options.cache is not None:
+        return not options.cache.exists()
+    try:
+        return any(not cache_path_for(p).exists() for p in discover(options.paths))
+    except LlmevalError:
+        return False
+
+
 def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalResult:
     """Judge every sample of every file and score each file."""
+    if _likely_cold(options):
+        prestart()
     files = read_all(options)
     cache_of = _cache_paths(options, files)
     cache = VerdictCache(sorted(set(cache_of.values())), options.timeout_s)

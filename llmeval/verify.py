@@ -148,3 +148,26 @@ def verify(*, gold: str, answer: str, kind: AnswerKind = "math") -> VerdictStatu
         timeout_seconds=None,
     )
     return "correct" if matched else "incorrect"
+
+
+_WARM_PAIRS = (
+    ("\\frac{1}{2}", "x+1"),
+    ("(1,2)", "[1,2]"),
+    ("-8,1", "1,-8"),
+    ("x=5", "5"),
+    ("\\sqrt{2}", "1.414"),
+    ("10", "10\\%"),
+    ("\\text{Evelyn}", "Evelyn"),
+)
+_warm = False
+
+
+def warm_up() -> None:
+    """Run a few verifications so sympy's lazily loaded parts are in memory (once per process);
+    done in the forkserver, every worker forked from it starts warm."""
+    global _warm
+    if _warm:
+        return
+    for gold, answer in _WARM_PAIRS:
+        verify(gold=gold, answer=answer)
+    _warm = True

@@ -18,7 +18,8 @@ from multiprocessing.connection import Connection, wait
 from llmeval.errors import LlmevalError
 
 DEFAULT_MEMORY_MB = 3072
-_PRELOAD = ["llmeval.verify", "math_verify"]
+# "__main__" too: otherwise every worker re-imports the main script on start.
+_PRELOAD = ["__main__", "llmeval.verify_preload"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +51,7 @@ def _worker_main(conn: Connection, memory_bytes: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     from llmeval import verify
 
-    verify.parse_gold("1")  # warm up before reporting ready: the first deadline is fair
+    verify.warm_up()  # a no-op when inherited from the forkserver; keeps first deadlines fair
     conn.send(("ready", None))
     while True:
         try:
@@ -103,8 +104,7 @@ class VerifyPool:
         self.workers = max(1, workers)
         self.timeout_s = timeout_s
         self.memory_bytes = memory_mb * 1024 * 1024 if memory_mb else None
-        self.ctx = mp.get_context("forkserver")
-        self.ctx.set_forkserver_preload(_PRELOAD)
+        self.ctx = _context()
         self.replaced = 0
         self._startup_failures = 0
 
@@ -166,6 +166,20 @@ class VerifyPool:
             elapsed = time.monotonic() - worker.started
             on_result(VerifyResult(worker.task.key, status, detail, elapsed))
         return self._spawn()
+
+
+def _context() -> mp.context.BaseContext:
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(_PRELOAD)
+    return ctx
+
+
+def prestart() -> None:
+    """Boot the forkserver now: it loads and warms math-verify while the caller reads files."""
+    _context()
+    from multiprocessing import forkserver
+
+    forkserver.ensure_running()
 
 
 def default_workers() -> int:
