@@ -70,7 +70,7 @@ def _payloads(target: Path) -> list[str]:
         f"\\boxed{{{cmd}}}",
         f"\\boxed{{\\text{{{cmd}}}}}",
         f'\\boxed{{eval("{cmd}")}}',
-        f"\\boxed{{exec(\"{cmd}\")}}",
+        f'\\boxed{{exec("{cmd}")}}',
         f"\\boxed{{1+{cmd}}}",
         f"\\boxed{{(lambda: {cmd})()}}",
         f"\\boxed{{\\mathrm{{{cmd}}}}}",

@@ -12,7 +12,7 @@ import pytest
 
 from llmeval.extract import extract_choice, extract_math
 from llmeval.testing.synthetic import reasoning
-from llmeval.verify import exact_status, gold_latex, verify, verifier_id
+from llmeval.verify import exact_status, gold_latex, verifier_id, verify
 
 THINK = "<think>\n" + reasoning(4000, random.Random(7)) + "\n</think>\n\n"
 
@@ -62,7 +62,11 @@ MATH_ROWS = [
     ("(1,2)", THINK + "\\boxed{[1,2]}", "incorrect"),
     ("[1,2)", THINK + "\\boxed{[1, 2)}", "correct"),
     ("\\left( 3, \\frac{\\pi}{2} \\right)", THINK + "\\boxed{(3, \\frac{\\pi}{2})}", "correct"),
-    ("\\left( 3, \\frac{\\pi}{2} \\right)", THINK + "\\boxed{\\left(3,\\dfrac{\\pi}{2}\\right)}", "correct"),
+    (
+        "\\left(3, \\frac{\\pi}{2}\\right)",
+        THINK + "\\boxed{\\left(3,\\dfrac{\\pi}{2}\\right)}",
+        "correct",
+    ),
     ("-8,1", THINK + "\\boxed{1, -8}", "correct"),
     ("-8,1", THINK + "\\boxed{-8}", "incorrect"),
     ("3", THINK + "\\boxed{3, 5}", "incorrect"),
