@@ -9,19 +9,20 @@ from __future__ import annotations
 import glob
 import hashlib
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from llmeval.errors import InputError, UsageError
 from llmeval.extract import THINK_OPEN, extract_choice, extract_math, is_truncated
-from llmeval.jsonl import read_dicts
+from llmeval.jsonl import read_dicts, read_models
 from llmeval.records import RunSpec
 from llmeval.tasks import Task, get_task, task_from_filename
 
-SIDE_SUFFIXES = (".verdicts.jsonl", ".verdicts.export.jsonl")
+SIDE_SUFFIXES = (".verdicts.jsonl", ".spec.json")
 
 
 @dataclass(slots=True)
@@ -59,7 +60,7 @@ def discover(paths: list[str]) -> list[Path]:
             path = Path(match)
             if path.is_dir():
                 found.extend(p for p in sorted(path.glob("*.jsonl")) if _is_generation_file(p))
-            elif path.exists() or not glob.has_magic(raw):
+            elif not glob.has_magic(raw) or _is_generation_file(path):
                 found.append(path)
     unique = list(dict.fromkeys(p.resolve() for p in found))
     if not unique:
@@ -68,7 +69,8 @@ def discover(paths: list[str]) -> list[Path]:
 
 
 def _is_generation_file(path: Path) -> bool:
-    return not path.name.startswith(".") and not path.name.endswith(SIDE_SUFFIXES)
+    name = path.name
+    return name.endswith(".jsonl") and not name.startswith(".") and not name.endswith(SIDE_SUFFIXES)
 
 
 def read_spec(path: Path) -> RunSpec | None:
@@ -160,6 +162,36 @@ class _RowReader:
         return pid, idx
 
 
+class _Row(BaseModel):
+    """The fields `eval` reads from a row (ours or upstream); parsing only these is fast."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    problem_id: Any = None
+    sample_idx: Any = None
+    doc_id: Any = None
+    sample_index: Any = None
+    prompt: Any = None
+    answer: Any = None
+    gen: Any = None
+    reasoning: Any = None
+    reasoning_content: Any = None
+    finish_reason: Any = None
+    usage: Any = None
+    meta: Any = None
+    subject: Any = None
+    level: Any = None
+
+
+def _rows(path: Path, answer_key: str, response_key: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows as dicts; with the default keys only the fields eval reads are parsed."""
+    if (answer_key, response_key) != ("answer", "gen"):
+        yield from read_dicts(path)
+        return
+    for lineno, row in read_models(path, _Row):
+        yield lineno, row.model_dump(exclude_unset=True)
+
+
 def _meta(row: dict[str, Any]) -> dict[str, Any]:
     meta = dict(row["meta"]) if isinstance(row.get("meta"), dict) else {}
     for name in ("subject", "level"):
@@ -177,7 +209,7 @@ def read_input(
     result = InputFile(path, task, spec_n=spec.n_samples if spec else None)
     reader = _RowReader(path, task, answer_key, response_key)
     seen: set[tuple[str, int]] = set()
-    for lineno, row in read_dicts(path):
+    for lineno, row in _rows(path, answer_key, response_key):
         sample = reader.sample(lineno, row)
         key = (sample.problem_id, sample.sample_idx)
         if key in seen:

@@ -81,15 +81,22 @@ def _cache_paths(options: EvalOptions, files: list[InputFile]) -> dict[Path, Pat
 
 
 def _likely_cold(options: EvalOptions) -> bool:
-    """No cache to read: verification will be needed, so boot the verifier early."""
+    """Whether verification will probably be needed (a cache missing, or older than its
+    input): then the verifier boots while the files are read. A guess; never a verdict."""
     if not options.use_cache:
         return True
-    if options.cache is not None:
-        return not options.cache.exists()
     try:
-        return any(not cache_path_for(p).exists() for p in discover(options.paths))
+        inputs = discover(options.paths)
     except LlmevalError:
         return False
+    for path in inputs:
+        cache = options.cache or cache_path_for(path)
+        try:
+            if path.stat().st_mtime > cache.stat().st_mtime:
+                return True
+        except OSError:
+            return True
+    return False
 
 
 def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalResult:

@@ -47,17 +47,18 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 
 def majority_winner(block: Sequence[Outcome]) -> Outcome | None:
-    """The first sample of the class that wins the vote in `block`; None if nobody votes.
+    """The first sample of the class that wins the vote in `block` (ordered by sample_idx);
+    None if nobody votes.
 
     Correct answers form one class; the others vote by their class. Samples without a vote
     abstain. Ties go to the class whose first vote comes earliest (lowest sample_idx).
     """
     counts: Counter[str] = Counter()
     first: dict[str, Outcome] = {}
-    for out in sorted(block, key=lambda o: o.sample_idx):
+    for out in block:  # callers pass blocks in sample_idx order
         if out.vote is None:
             continue
-        cls = "\x00correct" if out.correct else out.vote
+        cls = "\x00correct" if out.status == "correct" and not out.truncated else out.vote
         counts[cls] += 1
         first.setdefault(cls, out)
     if not counts:
