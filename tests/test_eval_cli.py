@@ -4,6 +4,7 @@ verdict export, upstream rows scoring the same, several tasks, bad inputs."""
 from __future__ import annotations
 
 import json
+import logging
 import random
 from pathlib import Path
 from typing import Any
@@ -168,13 +169,14 @@ def test_broken_line_names_file_and_line(
     assert "aime24_x.jsonl:2: no 'answer' field" in capsys.readouterr().err
 
 
-def test_torn_last_line_is_skipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_torn_last_line_is_skipped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "aime24_torn.jsonl"
     lines = [json.dumps(r) for r in hand_rows()]
     path.write_text("\n".join(lines) + "\n" + lines[0][:50])
-    code, result = run_eval(tmp_path, str(path))
+    with caplog.at_level(logging.WARNING, logger="llmeval"):
+        code, result = run_eval(tmp_path, str(path))
     assert code == 0 and result["tasks"][0]["samples_scored"] == 12
-    assert "torn last line" in capsys.readouterr().err
+    assert "aime24_torn.jsonl:13: torn last line" in caplog.text
 
 
 def test_custom_keys_and_upstream_flags(tmp_path: Path) -> None:
