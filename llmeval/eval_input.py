@@ -1,4 +1,4 @@
-"""Inputs of `eval`: find generation files, resolve their task, read rows into slim samples.
+"""Inputs of `eval`: read the rows of a generation file into slim samples.
 
 Rows are ours (`Generation`) or upstream LLMEval's (`prompt`, `answer`, `gen` as a string or
 a one-element list, optional `doc_id`/`sample_index`). Big texts are dropped after extraction.
@@ -6,7 +6,6 @@ a one-element list, optional `doc_id`/`sample_index`). Big texts are dropped aft
 
 from __future__ import annotations
 
-import glob
 import hashlib
 from collections import Counter
 from collections.abc import Iterator
@@ -14,15 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from llmeval.errors import InputError, UsageError
+from llmeval.errors import InputError
+from llmeval.eval_files import META_FIELDS, problem_meta, read_spec, resolve_task
 from llmeval.extract import THINK_OPEN, extract_choice, extract_math, is_truncated
 from llmeval.jsonl import read_dicts, read_models
-from llmeval.records import RunSpec
-from llmeval.tasks import Task, get_task, task_from_filename
-
-SIDE_SUFFIXES = (".verdicts.jsonl", ".spec.json")
+from llmeval.tasks import Task
 
 
 @dataclass(slots=True)
@@ -49,58 +46,6 @@ class InputFile:
     duplicates: int = 0
 
 
-def discover(paths: list[str]) -> list[Path]:
-    """Files named, `*.jsonl` files in folders named, glob matches; caches and exports skipped."""
-    found: list[Path] = []
-    for raw in paths:
-        matches = sorted(glob.glob(raw)) if glob.has_magic(raw) else [raw]
-        if not matches:
-            raise InputError(raw, "no file matches this pattern")
-        for match in matches:
-            path = Path(match)
-            if path.is_dir():
-                found.extend(p for p in sorted(path.glob("*.jsonl")) if _is_generation_file(p))
-            elif not glob.has_magic(raw) or _is_generation_file(path):
-                found.append(path)
-    unique = list(dict.fromkeys(p.resolve() for p in found))
-    if not unique:
-        raise InputError(", ".join(paths), "no generation files (*.jsonl) found")
-    return unique
-
-
-def _is_generation_file(path: Path) -> bool:
-    name = path.name
-    return name.endswith(".jsonl") and not name.startswith(".") and not name.endswith(SIDE_SUFFIXES)
-
-
-def read_spec(path: Path) -> RunSpec | None:
-    """The run spec beside a generation file (`<file>.spec.json`), if there is one."""
-    spec_path = path.with_name(path.name + ".spec.json")
-    if not spec_path.exists():
-        return None
-    try:
-        return RunSpec.model_validate_json(spec_path.read_bytes())
-    except ValidationError as exc:
-        raise InputError(spec_path, f"not a run spec ({exc.errors()[0]['msg']})") from None
-
-
-def resolve_task(path: Path, flag: str | None, spec: RunSpec | None) -> Task:
-    """The task from `--task`, else the run spec, else the file name; else a clear error."""
-    if flag:
-        task = get_task(flag)
-        if task is None:
-            raise UsageError(f"unknown task {flag!r}")
-        return task
-    if spec is not None and spec.task:
-        task = get_task(spec.task)
-        if task is not None:
-            return task
-    task = task_from_filename(path)
-    if task is None:
-        raise InputError(path, "cannot tell the task from the file name; pass --task NAME")
-    return task
-
-
 def _text(value: Any, what: str, path: Path, lineno: int) -> str:
     """A text field as text: numbers (27, 27.0) and one-element lists are unwrapped."""
     if isinstance(value, list):
@@ -119,12 +64,15 @@ class _RowReader:
         self.path, self.task = path, task
         self.answer_key, self.response_key = answer_key, response_key
         self.counters: Counter[str] = Counter()
+        self.data_meta: dict[str, dict[str, Any]] = {}
 
     def sample(self, lineno: int, row: dict[str, Any]) -> Sample:
         for key in (self.answer_key, self.response_key):
             if key not in row:
                 raise InputError(self.path, f"no {key!r} field", line=lineno)
         gold = _text(row[self.answer_key], self.answer_key, self.path, lineno)
+        if not gold.strip():
+            raise InputError(self.path, f"empty {self.answer_key!r} (the gold answer)", line=lineno)
         gen = row[self.response_key]
         gen = "" if gen is None else _text(gen, self.response_key, self.path, lineno)
         problem_id, sample_idx = self._ids(row, lineno)
@@ -141,8 +89,17 @@ class _RowReader:
             pred=extract(gen, reasoning if isinstance(reasoning, str) else None, starts_in_think),
             truncated=is_truncated(row.get("finish_reason")),
             completion_tokens=tokens if isinstance(tokens, int) else None,
-            meta=_meta(row),
+            meta=self._meta(problem_id, row),
         )
+
+    def _meta(self, problem_id: str, row: dict[str, Any]) -> dict[str, Any]:
+        """The row's metadata, completed from the task's data file (one look-up per problem)."""
+        meta = _meta(row)
+        if all(name in meta for name in META_FIELDS):
+            return meta
+        if problem_id not in self.data_meta:
+            self.data_meta[problem_id] = problem_meta(self.task, problem_id, row.get("prompt"))
+        return {**self.data_meta[problem_id], **meta}
 
     def _ids(self, row: dict[str, Any], lineno: int) -> tuple[str, int]:
         """(problem id, sample index): ours, upstream's, or numbered in order per prompt."""

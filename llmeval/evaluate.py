@@ -10,13 +10,15 @@ from pathlib import Path
 
 from llmeval import __version__
 from llmeval.errors import LlmevalError
-from llmeval.eval_input import InputFile, discover, read_input
+from llmeval.eval_files import discover
+from llmeval.eval_input import InputFile, read_input
 from llmeval.records import CacheStats, ScoreReport, Verdict
 from llmeval.scoring import task_score
 from llmeval.verdict_cache import VerdictCache, cache_path_for
 from llmeval.verify import POLICY, choice_status, exact_status, verdict_key, verifier_id
 from llmeval.verify_pool import (
     DEFAULT_MEMORY_MB,
+    WORKER_DIED,
     VerifyPool,
     VerifyResult,
     VerifyTask,
@@ -130,7 +132,9 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
             detail=result.detail,
             timeout_s=options.timeout_s if result.status == "timeout" else None,
         )
-        cache.add(verdict, pending.wanted_by[result.key], new=True)
+        # a crashed worker may be the machine's fault (OOM killer): remembered, not cached
+        crashed = result.status == "error" and result.detail == WORKER_DIED
+        cache.add(verdict, [] if crashed else pending.wanted_by[result.key], new=True)
         stats.new += 1
         stats.timeouts += result.status == "timeout"
         done["verified"] += pending.samples[result.key]

@@ -18,6 +18,7 @@ from multiprocessing.connection import Connection, wait
 from llmeval.errors import LlmevalError
 
 DEFAULT_MEMORY_MB = 3072
+WORKER_DIED = "worker died"
 # "__main__" too: otherwise every worker re-imports the main script on start.
 _PRELOAD = ["__main__", "llmeval.verify_preload"]
 
@@ -138,7 +139,7 @@ class VerifyPool:
             try:
                 status, detail = worker.conn.recv()
             except (EOFError, OSError):
-                pool[idx] = self._replace(worker, on_result, "error", "worker died")
+                pool[idx] = self._replace(worker, on_result, "error", WORKER_DIED)
                 continue
             if status == "ready":
                 worker.ready = True

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from llmeval.cli import main
+from llmeval.tasks import DATA_DIR
 from llmeval.testing.synthetic import generation, output, upstream, write_jsonl
 
 RNG = random.Random(11)
@@ -189,3 +190,35 @@ def test_custom_keys_and_upstream_flags(tmp_path: Path) -> None:
     assert main([*argv, "--result_path", str(result)]) == 0
     assert json.loads(result.read_text())["tasks"][0]["accuracy"] == pytest.approx(1.25 / 3)
     assert (tmp_path / "c.jsonl").exists()
+
+
+def test_upstream_math500_rows_get_subject_and_level_from_the_data_file(tmp_path: Path) -> None:
+    data = [
+        json.loads(line) for line in DATA_DIR.joinpath("math500.jsonl").read_text().splitlines()
+    ]
+    data = data[:2]
+    rows = []
+    for prob in data:
+        prompt = prob["problem"] + "\nPlease reason step by step."
+        for final in (prob["answer"], "\\text{no}"):
+            rows.append({"prompt": prompt, "answer": prob["answer"], "gen": [_out(final)]})
+    path = write_jsonl(tmp_path / "results.jsonl", rows)
+    path.with_name("results.jsonl.spec.json").write_text(
+        json.dumps(
+            {"model": "m", "task": "math500", "n_samples": 2, "temperature": 0.6}
+            | {"top_p": 0.95, "max_tokens": 9, "seed": 0, "prompt_template": "{problem}"}
+        )
+    )
+    code, result = run_eval(tmp_path, str(path))
+    assert code == 0
+    task = result["tasks"][0]
+    assert task["task"] == "math500" and task["accuracy"] == pytest.approx(0.5)
+    subjects = {data[0]["subject"], data[1]["subject"]}
+    assert set(task["by_subject"]) == subjects
+    assert set(task["by_level"]) == {str(data[0]["level"]), str(data[1]["level"])}
+
+
+def test_task_from_the_rows_own_task_field(tmp_path: Path) -> None:
+    rows = [r | {"task": "aime24"} for r in hand_rows()]
+    code, result = run_eval(tmp_path, str(write_jsonl(tmp_path / "run_0001.jsonl", rows)))
+    assert code == 0 and result["tasks"][0]["task"] == "aime24"

@@ -149,3 +149,15 @@ def test_task_score_counts_missing_and_groups() -> None:
     # "5" (right) and the 1/2 spelled two ways tie 1-1 (the cut-off one does not vote): the
     # earliest vote wins
     assert first.majority_answer == "5" and first.majority_correct
+
+
+def test_wrong_answers_spelled_differently_vote_together() -> None:
+    # right once (first), then 1/2 written two ways: the wrong class has two votes and wins
+    samples = [
+        _sample("a", 0, "5"),
+        _sample("a", 1, "\\dfrac{1}{2}"),
+        _sample("a", 2, "\\frac{1}{2}"),
+    ]
+    source = InputFile(Path("aime24.jsonl"), get_task("aime24"), samples)  # type: ignore[arg-type]
+    score = task_score(source, ["correct", "incorrect", "incorrect"])
+    assert score.maj_at_k["3"] == 0.0 and score.problems[0].majority_answer == "\\dfrac{1}{2}"
