@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from llmeval import pending_metrics as metrics
+from llmeval import metrics
 from llmeval.report_data import Problems, fraction_correct
 
 
@@ -28,7 +28,7 @@ class PairedDiff:
     run: float
     baseline: float
     diff: float
-    stderr: float  # of the per-problem differences, problems as the unit
+    stderr: float | None  # of the per-problem differences, problems as the unit; None if < 2
     flips: list[Flip]
 
     @property
@@ -63,6 +63,6 @@ def paired_diff(task: str, run: Problems, baseline: Problems) -> PairedDiff:
         run=sum(a) / n if n else 0.0,
         baseline=sum(b) / n if n else 0.0,
         diff=sum(d) / n if n else 0.0,
-        stderr=metrics.stderr(d),
+        stderr=metrics.clustered_stderr(d),
         flips=flips,
     )

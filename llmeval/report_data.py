@@ -6,12 +6,14 @@ generation-length cap, completion-length histograms, and per-problem difficulty.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmeval import pending_metrics as metrics
+from llmeval import metrics
+from llmeval.metrics import Outcome, ks_up_to
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,8 @@ class ReportSample:
     gold: str
     pred: str | None = None
     finish_reason: str | None = None
+    truncated: bool = False  # stopped at the token or context limit
+    vote: str | None = None  # its answer's class in a majority vote (None: does not vote)
     tokens: int | None = None
     latency_s: float | None = None
     ttft_s: float | None = None
@@ -36,11 +40,13 @@ class ReportSample:
 
     @property
     def correct(self) -> bool:
-        return self.status == "correct"
+        """As eval counts it: verified correct and not cut off."""
+        return self.status == "correct" and not self.truncated
 
-    @property
-    def truncated(self) -> bool:
-        return self.finish_reason == "length"
+    def outcome(self) -> Outcome:
+        """The sample as `llmeval.metrics` takes it."""
+        return Outcome(self.problem_id, self.sample_idx, self.status, self.truncated, self.vote,
+                       self.tokens)  # fmt: skip
 
 
 # problem id -> its samples, sorted by sample_idx
@@ -63,32 +69,21 @@ def fraction_correct(rows: Sequence[ReportSample]) -> float:
     return sum(s.correct for s in rows) / len(rows) if rows else 0.0
 
 
-def ks_up_to(n: int) -> list[int]:
-    """1, 2, 4, ... up to n, and n itself when it is not a power of two."""
-    ks = [1 << i for i in range(n.bit_length()) if (1 << i) <= n]
-    if n >= 1 and ks[-1] != n:
-        ks.append(n)
-    return ks
-
-
 def min_samples(problems: Problems) -> int:
     """The smallest number of samples any problem has (k and n never go past it)."""
     return min((len(r) for r in problems.values()), default=0)
 
 
 def pass_maj_curve(problems: Problems) -> dict[str, list[float]]:
-    """pass@k and maj@k (mean over problems) for k = 1, 2, 4, ... up to the smallest n."""
+    """pass@k and maj@k (`llmeval.metrics`, mean over problems) for k = 1, 2, 4, ... up to
+    the smallest n."""
     ks = ks_up_to(min_samples(problems))
-    passes, majs = [], []
-    for k in ks:
-        passes.append(
-            _mean(
-                metrics.pass_at_k(len(r), sum(s.correct for s in r), k) for r in problems.values()
-            )
-        )
-        majs.append(
-            _mean(metrics.maj_at_k([(s.pred, s.correct) for s in r], k) for r in problems.values())
-        )
+    rows = [r for r in problems.values() if r]
+    passes = [
+        _mean(metrics.pass_at_k(len(r), sum(s.correct for s in r), k) for r in rows) for k in ks
+    ]
+    outs = [[s.outcome() for s in r] for r in rows]
+    majs = [_mean(metrics.maj_at_k(o, k) for o in outs) for k in ks]
     return {"k": [float(k) for k in ks], "pass": passes, "maj": majs}
 
 
@@ -107,8 +102,12 @@ def stderr_curve(problems: Problems) -> dict[str, list[float]]:
         groups = [[fraction_correct(r[g * n : g * n + n]) for r in rows] for g in range(big_n // n)]
         accs = [_mean(fr) for fr in groups]
         out["n"].append(float(n))
-        out["stderr"].append(_mean(metrics.stderr(fr) for fr in groups))
-        out["sample_stderr"].append(_mean(metrics.sample_stderr(fr, n) for fr in groups))
+        out["stderr"].append(_mean(_nan(metrics.clustered_stderr(fr)) for fr in groups))
+        out["sample_stderr"].append(
+            _mean(_nan(metrics.sample_stderr(fr, [n] * len(fr))) for fr in groups)
+            if n > 1
+            else math.nan  # one sample per problem: no within-problem variance to estimate
+        )
         out["observed"].append(_std(accs) if len(accs) >= 2 else float("nan"))
     return out
 
@@ -164,6 +163,10 @@ def difficulty(problems: Problems) -> list[tuple[str, float]]:
     """(problem id, fraction correct), easiest first; ties by problem order."""
     items = [(pid, fraction_correct(r)) for pid, r in problems.items()]
     return sorted(items, key=lambda it: -it[1])
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else value
 
 
 def _mean(values: Iterable[float]) -> float:

@@ -53,48 +53,57 @@ def _last(d: dict) -> tuple[str, float | None]:
     return k, d[k]
 
 
+HEAD = ["task", "problems", "n", "scored", "accuracy % ± stderr", "sample stderr %",
+        "pass@k %", "maj@k %", "no-answer %", "timeout %", "truncated %", "mean tokens",
+        "complete"]  # fmt: skip
+
+
+def score_row(task: str, s: dict) -> list[object]:
+    """One task's headline figures (eval's `TaskScore` fields), in percent."""
+    k, pk = _last(s.get("pass_at_k", {}))
+    mk, mj = _last(s.get("maj_at_k", {}))
+    scored = max(s["samples_scored"], 1)
+    tokens = s.get("mean_completion_tokens")
+    missing = s.get("samples_missing", 0)
+    return [
+        task, s["n_problems"], s["n_samples"], f"{s['samples_scored']}/{s['samples_expected']}",
+        f"{pct(s['accuracy'])} ± {pct(s['stderr'])}", pct(s.get("sample_stderr"), 2),
+        f"{pct(pk)} (k={k})", f"{pct(mj)} (k={mk})", pct(s["n_no_answer"] / scored),
+        pct(s["n_timeout"] / scored), pct(s["n_truncated"] / scored),
+        "–" if tokens is None else f"{tokens:.0f}",
+        "yes" if s.get("complete") else f"NO ({missing} missing)",
+    ]  # fmt: skip
+
+
 def overview(run: rd.Run, meta: dict[str, str]) -> str:
-    """Per-task table from eval's figures, run settings, versions and date."""
-    rows = []
-    for task, s in sorted(run.scores.items()):
-        n = s.get("n") or (s["n_samples"] // max(s["n_problems"], 1))
-        k, pk = _last(s.get("pass_at_k", {}))
-        mk, mj = _last(s.get("maj_at_k", {}))
-        total = max(s["n_samples"], 1)
-        rows.append(
-            [
-                task,
-                s["n_problems"],
-                n,
-                f"{pct(s['accuracy'])} ± {pct(s['stderr'])}",
-                pct(s.get("sample_stderr"), 2),
-                f"{pct(pk)} (k={k})",
-                f"{pct(mj)} (k={mk})",
-                pct(s["n_no_answer"] / total),
-                pct(s["n_timeout"] / total),
-                pct(s["n_truncated"] / total),
-                "yes" if s.get("complete") else "NO",
-            ]
-        )
-    head = [
-        "task",
-        "problems",
-        "n",
-        "accuracy % ± stderr",
-        "sample stderr %",
-        "pass@k %",
-        "maj@k %",
-        "no-answer %",
-        "timeout %",
-        "truncated %",
-        "complete",
-    ]
+    """Per-task table from eval's figures, groups (subject, level), run settings, versions."""
+    rows = [score_row(task, s) for task, s in sorted(run.scores.items())]
+    groups = "".join(_groups(task, s) for task, s in sorted(run.scores.items()))
     specs = "".join(_spec(task, spec) for task, spec in sorted(run.specs.items()))
     facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in meta.items())
     return (
         f'<section id="overview"><h2>Overview</h2><dl class="facts">{facts}</dl>'
-        f"{table(head, rows, 'scores')}{specs}</section>"
+        f"{table(HEAD, rows, 'scores')}{groups}{specs}</section>"
     )
+
+
+def _groups(task: str, s: dict) -> str:
+    """Accuracy by subject and by level (MATH-500), folded."""
+    out = []
+    for key, name in (("by_subject", "subject"), ("by_level", "level")):
+        rows = [
+            [g, v["n_problems"], f"{pct(v['accuracy'])} ± {pct(v.get('stderr'))}"]
+            for g, v in (s.get(key) or {}).items()
+        ]
+        if rows:
+            out.append(
+                _details(
+                    f"{task}: accuracy by {name}",
+                    table([name, "problems", "accuracy %"], rows, "scores"),
+                    "spec",
+                )
+            )
+    return "".join(out)
 
 
 def _spec(task: str, spec: dict) -> str:
@@ -198,7 +207,7 @@ def comparison(run: rd.Run, baseline: rd.Run) -> str:
             pct(d.baseline),
             f"{100 * d.diff:+.1f}",
             pct(d.stderr),
-            f"[{100 * (d.diff - 1.96 * d.stderr):+.1f}, {100 * (d.diff + 1.96 * d.stderr):+.1f}]",
+            _interval(d.diff, d.stderr),
             len(d.gained),
             len(d.lost),
         ]
@@ -211,6 +220,13 @@ def comparison(run: rd.Run, baseline: rd.Run) -> str:
         f'<section id="comparison"><h2>Comparison with {escape(baseline.label)}</h2>'
         f"{table(head, rows, 'scores')}{note}{flips}</section>"
     )
+
+
+def _interval(diff: float, stderr: float | None) -> str:
+    """The normal 95% interval of a difference, in points."""
+    if stderr is None:
+        return "–"
+    return f"[{100 * (diff - 1.96 * stderr):+.1f}, {100 * (diff + 1.96 * stderr):+.1f}]"
 
 
 def _flips(d: PairedDiff, run: str, base: str) -> str:

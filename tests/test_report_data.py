@@ -6,14 +6,13 @@ import math
 
 import pytest
 
-from llmeval import pending_metrics as metrics
+from llmeval import metrics
 from llmeval.report_compare import paired_diff
 from llmeval.report_data import (
     ReportSample,
     default_caps,
     difficulty,
     group_problems,
-    ks_up_to,
     length_cap_curve,
     length_histograms,
     pass_maj_curve,
@@ -24,6 +23,7 @@ from llmeval.serving_stats import percentile, serving_figures
 
 def _s(pid: str, idx: int, status: str, **kw) -> ReportSample:
     kw.setdefault("pred", "1" if status == "correct" else ("2" if status == "incorrect" else None))
+    kw.setdefault("vote", kw["pred"])
     return ReportSample(task="t", problem_id=pid, sample_idx=idx, status=status, gold="1", **kw)
 
 
@@ -36,19 +36,14 @@ def _problems(spec: dict[str, str], **kw) -> dict[str, list[ReportSample]]:
     return group_problems(reversed(rows))["t"]  # order of input must not matter
 
 
-def test_ks_up_to() -> None:
-    assert ks_up_to(1) == [1]
-    assert ks_up_to(8) == [1, 2, 4, 8]
-    assert ks_up_to(6) == [1, 2, 4, 6]
-    assert ks_up_to(0) == []
-
-
 def test_pass_at_k_curve_hand_values() -> None:
     curve = pass_maj_curve(_problems({"A": "ccww", "B": "cwww"}))
     assert curve["k"] == [1, 2, 4]
     # pass@1 = mean(1/2, 1/4); pass@2: A 1 - C(2,2)/C(4,2) = 5/6, B 1 - C(3,2)/C(4,2) = 1/2
     assert curve["pass"] == pytest.approx([0.375, (5 / 6 + 0.5) / 2, 1.0])
-    assert len(curve["maj"]) == 3  # TODO(after eval merge): hand values for maj@k
+    # maj@k over disjoint blocks of k: maj@1 = pass@1; maj@2 A [cc] [ww] -> 1/2, B [cw] (tie:
+    # the earlier vote wins) [ww] -> 1/2; maj@4 A 2-2 tie -> c wins, B 1 c vs 3 w -> wrong
+    assert curve["maj"] == pytest.approx([0.375, 0.5, 0.5])
 
 
 def test_stderr_curve_splits_samples_into_disjoint_groups() -> None:
@@ -64,8 +59,10 @@ def test_stderr_curve_splits_samples_into_disjoint_groups() -> None:
     # n=4: one group, the whole run: stderr of [.5, .25]; no spread to observe
     assert curve["stderr"][2] == pytest.approx(0.125)
     assert math.isnan(curve["observed"][2])
-    want = (metrics.sample_stderr([1, 0.5], 2) + metrics.sample_stderr([0, 0], 2)) / 2
-    assert curve["sample_stderr"][1] == pytest.approx(want)
+    # sample stderr sqrt(sum p(1-p)/(n-1)) / P per group: [1, .5] -> sqrt(.25)/2, [0, 0] -> 0
+    assert curve["sample_stderr"][1] == pytest.approx((0.25 + 0) / 2)
+    assert metrics.sample_stderr([1, 0.5], [2, 2]) == pytest.approx(0.25)
+    assert math.isnan(curve["sample_stderr"][0])  # one sample per problem: not estimable
 
 
 def test_default_caps() -> None:
@@ -80,7 +77,7 @@ def test_length_cap_curve_counts_longer_samples_as_wrong() -> None:
         _s("A", 0, "correct", tokens=1000),
         _s("A", 1, "correct", tokens=3000),
         _s("A", 2, "incorrect", tokens=500),
-        _s("A", 3, "no_answer", tokens=5000, finish_reason="length"),
+        _s("A", 3, "no_answer", tokens=5000, finish_reason="length", truncated=True),
         _s("B", 0, "correct", tokens=2048),  # exactly at the cap: fits
         _s("B", 1, "incorrect", tokens=100),
         _s("B", 2, "incorrect", tokens=2500),

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from pathlib import Path
 
+from llmeval.eval_input import InputFile, Sample
 from llmeval.report_data import ReportSample, Run
+from llmeval.scoring import task_score
+from llmeval.tasks import TASKS
 
 WORDS = [
     "so",
@@ -130,23 +134,23 @@ def make_samples(
     return out
 
 
-def make_run(label: str = "run", **kwargs) -> Run:
-    """A Run of synthetic samples with provisional scores and a run spec."""
-    from llmeval import pending_metrics
+SPEC = {"model": "test-model", "temperature": 0.6, "top_p": 0.95, "max_tokens": 16384, "seed": 0}
 
+
+def make_run(label: str = "run", **kwargs) -> Run:
+    """A Run of synthetic samples, scored by eval's own `task_score`, with a run spec."""
     samples = make_samples(**kwargs)
     run = Run(label=label, samples=samples)
     for task, problems in run.problems().items():
-        run.scores[task] = pending_metrics.task_score(task, problems)
-        run.specs[task] = {
-            "model": "test-model",
-            "n_samples": kwargs.get("n", 8),
-            "temperature": 0.6,
-            "top_p": 0.95,
-            "max_tokens": 16384,
-            "seed": 0,
-        }
+        rows = [s for r in problems.values() for s in r]
+        source = InputFile(Path(f"{task}.jsonl"), TASKS[task], [_eval_sample(s) for s in rows])
+        run.scores[task] = task_score(source, [s.status for s in rows]).model_dump()
+        run.specs[task] = dict(SPEC, n_samples=kwargs.get("n", 8))
     return run
+
+
+def _eval_sample(s: ReportSample) -> Sample:
+    return Sample(s.problem_id, s.sample_idx, s.gold, s.pred, s.truncated, s.tokens, dict(s.meta))
 
 
 def hostile_run(compress_label: str = "run", **kwargs) -> Run:
