@@ -11,14 +11,15 @@ import base64
 import gzip
 import hashlib
 import json
+import os
 import re
-from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from html import escape
 from importlib import resources
 from typing import Any
 
 from llmeval import report_sections as sections
-from llmeval.report_data import Problems, ReportSample, Run, fraction_correct
+from llmeval.report_data import Run, fraction_correct
 
 _ESCAPES = {
     "<": "\\u003c",
@@ -40,22 +41,16 @@ def _asset(name: str) -> str:
     return resources.files("llmeval").joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def majority_answer(rows: list[ReportSample]) -> str | None:
-    """The most frequent extracted answer (ties: the first seen); None if no sample has one."""
-    preds = [s.pred for s in rows if s.pred is not None]
-    if not preds:
-        return None
-    counts = Counter(preds)
-    best = max(counts.values())
-    return next(p for p in preds if counts[p] == best)
+def problem_rows(run: Run) -> tuple[list[dict], list[list]]:
+    """The problems table's rows (sample headers included) and, apart, each problem's texts.
 
-
-def problem_rows(problems_by_task: dict[str, Problems]) -> tuple[list[dict], list[list]]:
-    """The problems table's rows (sample headers included) and, apart, each problem's texts."""
+    The majority answer is eval's (equivalent answers vote together)."""
     rows, texts = [], []
-    for task, problems in sorted(problems_by_task.items()):
+    for task, problems in sorted(run.problems().items()):
+        scored = {p["problem_id"]: p for p in run.scores.get(task, {}).get("problems", [])}
         for pid, samples in problems.items():
             first = samples[0]
+            maj = scored.get(pid, {})
             rows.append(
                 {
                     "task": task,
@@ -64,7 +59,8 @@ def problem_rows(problems_by_task: dict[str, Problems]) -> tuple[list[dict], lis
                     "level": first.meta.get("level"),
                     "frac": fraction_correct(samples),
                     "n": len(samples),
-                    "maj": majority_answer(samples),
+                    "maj": maj.get("majority_answer"),
+                    "majok": maj.get("majority_correct", False),
                     "gold": first.gold,
                     "wrong": sum(not s.correct for s in samples),
                     "noans": sum(s.status == "no_answer" for s in samples),
@@ -79,24 +75,31 @@ def problem_rows(problems_by_task: dict[str, Problems]) -> tuple[list[dict], lis
     return rows, texts
 
 
+def _gzip_b64(item: list) -> str:
+    raw = json.dumps(item, ensure_ascii=False).encode("utf-8", "replace")
+    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
+
+
 def _text_blocks(texts: list[list], compress: bool) -> str:
     """One inert script element per problem; gzip+base64 when compressing, else escaped JSON."""
-    out = []
-    for i, item in enumerate(texts):
-        if compress:
-            raw = json.dumps(item, ensure_ascii=False).encode("utf-8", "replace")
-            body = base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
-            out.append(f'<script type="text/plain" id="t{i}" data-enc="gzip">{body}</script>')
-        else:
-            out.append(f'<script type="application/json" id="t{i}">{embed_json(item)}</script>')
-    return "\n".join(out)
+    if not compress:
+        return "\n".join(
+            f'<script type="application/json" id="t{i}">{embed_json(item)}</script>'
+            for i, item in enumerate(texts)
+        )
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # zlib frees the GIL
+        bodies = pool.map(_gzip_b64, texts, chunksize=8)
+        return "\n".join(
+            f'<script type="text/plain" id="t{i}" data-enc="gzip">{body}</script>'
+            for i, body in enumerate(bodies)
+        )
 
 
 def render_report(
     run: Run, meta: dict[str, str], baseline: Run | None = None, compress: bool = True
 ) -> str:
     """The whole report as one HTML string."""
-    rows, texts = problem_rows(run.problems())
+    rows, texts = problem_rows(run)
     body = [sections.overview(run, meta), sections.pictures(run)]
     body.append(
         '<section id="problems"><h2>Problems and samples</h2><div id="controls"></div>'

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmeval import metrics
-from llmeval.metrics import Outcome, ks_up_to
+from llmeval.metrics import ks_up_to
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,6 @@ class ReportSample:
     pred: str | None = None
     finish_reason: str | None = None
     truncated: bool = False  # stopped at the token or context limit
-    vote: str | None = None  # its answer's class in a majority vote (None: does not vote)
     tokens: int | None = None
     latency_s: float | None = None
     ttft_s: float | None = None
@@ -42,11 +41,6 @@ class ReportSample:
     def correct(self) -> bool:
         """As eval counts it: verified correct and not cut off."""
         return self.status == "correct" and not self.truncated
-
-    def outcome(self) -> Outcome:
-        """The sample as `llmeval.metrics` takes it."""
-        return Outcome(self.problem_id, self.sample_idx, self.status, self.truncated, self.vote,
-                       self.tokens)  # fmt: skip
 
 
 # problem id -> its samples, sorted by sample_idx
@@ -74,17 +68,14 @@ def min_samples(problems: Problems) -> int:
     return min((len(r) for r in problems.values()), default=0)
 
 
-def pass_maj_curve(problems: Problems) -> dict[str, list[float]]:
-    """pass@k and maj@k (`llmeval.metrics`, mean over problems) for k = 1, 2, 4, ... up to
-    the smallest n."""
-    ks = ks_up_to(min_samples(problems))
-    rows = [r for r in problems.values() if r]
-    passes = [
-        _mean(metrics.pass_at_k(len(r), sum(s.correct for s in r), k) for r in rows) for k in ks
-    ]
-    outs = [[s.outcome() for s in r] for r in rows]
-    majs = [_mean(metrics.maj_at_k(o, k) for o in outs) for k in ks]
-    return {"k": [float(k) for k in ks], "pass": passes, "maj": majs}
+def pass_maj_curve(score: Mapping[str, Any]) -> dict[str, list[float]]:
+    """pass@k and maj@k against k, as eval computed them (`TaskScore` fields)."""
+    ks = sorted(score.get("pass_at_k", {}), key=int)
+    return {
+        "k": [float(k) for k in ks],
+        "pass": [score["pass_at_k"][k] for k in ks],
+        "maj": [score.get("maj_at_k", {}).get(k, math.nan) for k in ks],
+    }
 
 
 def stderr_curve(problems: Problems) -> dict[str, list[float]]:
@@ -113,10 +104,13 @@ def stderr_curve(problems: Problems) -> dict[str, list[float]]:
 
 
 def default_caps(max_tokens: int) -> list[int]:
-    """2k, 4k, 8k, ... tokens, up to the first cap that holds max_tokens."""
+    """2k, 4k, 8k, ... tokens, up to the first cap that holds max_tokens; for short runs,
+    halves below 2k so that there are at least three caps."""
     caps = [2048]
     while caps[-1] < max_tokens:
         caps.append(caps[-1] * 2)
+    while len(caps) < 3:
+        caps.insert(0, caps[0] // 2)
     return caps
 
 

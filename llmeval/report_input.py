@@ -13,7 +13,6 @@ from llmeval.eval_input import InputFile
 from llmeval.evaluate import EvalResult
 from llmeval.jsonl import read_dicts
 from llmeval.report_data import ReportSample, Run
-from llmeval.scoring import outcome
 
 log = logging.getLogger("llmeval")
 
@@ -116,7 +115,6 @@ def run_from_eval(result: EvalResult, label: str | None = None, response_key: st
                     pred=sample.pred,
                     finish_reason=extra.finish_reason,
                     truncated=sample.truncated,
-                    vote=outcome(sample, status).vote,
                     tokens=sample.completion_tokens,
                     latency_s=extra.latency_s,
                     ttft_s=extra.ttft_s,

@@ -120,15 +120,16 @@ def pictures(run: rd.Run) -> str:
     """Four charts per task."""
     out = ['<section id="pictures"><h2>Pictures</h2>']
     for task, problems in sorted(run.problems().items()):
-        charts = "".join(task_charts(task, problems, run.specs.get(task, {})))
+        score, spec = run.scores.get(task, {}), run.specs.get(task, {})
+        charts = "".join(task_charts(task, problems, score, spec))
         out.append(f'<h3>{escape(task)}</h3><div class="charts">{charts}</div>')
     out.append("</section>")
     return "".join(out)
 
 
-def task_charts(task: str, problems: rd.Problems, spec: dict) -> list[str]:
+def task_charts(task: str, problems: rd.Problems, score: dict, spec: dict) -> list[str]:
     """pass/maj@k, stderr vs n, accuracy vs length cap, length histogram, difficulty."""
-    pm = rd.pass_maj_curve(problems)
+    pm = rd.pass_maj_curve(score)
     se = rd.stderr_curve(problems)
     samples = [s for r in problems.values() for s in r]
     top = max([s.tokens or 0 for s in samples] + [spec.get("max_tokens") or 0])

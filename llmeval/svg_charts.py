@@ -48,7 +48,7 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
 
 def fmt_num(v: float) -> str:
     """Short tick label: 0.25, 4k, 16k, 3."""
-    if abs(v) >= 1000 and v % 1024 == 0:
+    if abs(v) >= 1024 and v % 1024 == 0:
         return f"{int(v) // 1024}k"
     if abs(v) >= 1000:
         return f"{v / 1000:g}k"

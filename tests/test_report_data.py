@@ -23,7 +23,6 @@ from llmeval.serving_stats import percentile, serving_figures
 
 def _s(pid: str, idx: int, status: str, **kw) -> ReportSample:
     kw.setdefault("pred", "1" if status == "correct" else ("2" if status == "incorrect" else None))
-    kw.setdefault("vote", kw["pred"])
     return ReportSample(task="t", problem_id=pid, sample_idx=idx, status=status, gold="1", **kw)
 
 
@@ -36,14 +35,23 @@ def _problems(spec: dict[str, str], **kw) -> dict[str, list[ReportSample]]:
     return group_problems(reversed(rows))["t"]  # order of input must not matter
 
 
-def test_pass_at_k_curve_hand_values() -> None:
-    curve = pass_maj_curve(_problems({"A": "ccww", "B": "cwww"}))
-    assert curve["k"] == [1, 2, 4]
-    # pass@1 = mean(1/2, 1/4); pass@2: A 1 - C(2,2)/C(4,2) = 5/6, B 1 - C(3,2)/C(4,2) = 1/2
-    assert curve["pass"] == pytest.approx([0.375, (5 / 6 + 0.5) / 2, 1.0])
-    # maj@k over disjoint blocks of k: maj@1 = pass@1; maj@2 A [cc] [ww] -> 1/2, B [cw] (tie:
-    # the earlier vote wins) [ww] -> 1/2; maj@4 A 2-2 tie -> c wins, B 1 c vs 3 w -> wrong
-    assert curve["maj"] == pytest.approx([0.375, 0.5, 0.5])
+def test_pass_maj_curve_is_evals_figures_in_k_order() -> None:
+    score = {
+        "pass_at_k": {"1": 0.3, "16": 0.9, "2": 0.5, "4": 0.7},
+        "maj_at_k": {"1": 0.3, "2": 0.4},
+    }
+    curve = pass_maj_curve(score)
+    assert curve["k"] == [1, 2, 4, 16]
+    assert curve["pass"] == [0.3, 0.5, 0.7, 0.9]
+    assert curve["maj"][:2] == [0.3, 0.4] and math.isnan(curve["maj"][2])
+    assert pass_maj_curve({}) == {"k": [], "pass": [], "maj": []}
+
+
+def test_truncated_correct_counts_as_wrong_as_in_eval() -> None:
+    rows = [_s("A", 0, "correct", truncated=True, tokens=10), _s("A", 1, "correct", tokens=10)]
+    probs = group_problems(rows)["t"]
+    assert difficulty(probs) == [("A", 0.5)]
+    assert length_cap_curve(probs, [2048])["accuracy"] == [0.5]
 
 
 def test_stderr_curve_splits_samples_into_disjoint_groups() -> None:
@@ -66,8 +74,8 @@ def test_stderr_curve_splits_samples_into_disjoint_groups() -> None:
 
 
 def test_default_caps() -> None:
-    assert default_caps(0) == [2048]
-    assert default_caps(2048) == [2048]
+    assert default_caps(0) == [512, 1024, 2048]
+    assert default_caps(4000) == [1024, 2048, 4096]
     assert default_caps(5000) == [2048, 4096, 8192]
     assert default_caps(32768) == [2048, 4096, 8192, 16384, 32768]
 

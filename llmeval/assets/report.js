@@ -99,10 +99,11 @@
     const p = P[i];
     const cells = COLS.map(([key]) => {
       if (key === "frac") {
-        return el("td", { cls: "num" }, el("span", { cls: "bar", style: `width:${Math.round(p.frac * 50)}px` }),
+        return el("td", { cls: "num" }, el("span", { cls: "track" }, el("span", { cls: "bar", style: `width:${Math.round(p.frac * 50)}px` })),
           (100 * p.frac).toFixed(1) + "%");
       }
-      const cls = ["n", "wrong", "noans", "trunc", "level"].includes(key) ? "num" : key === "maj" || key === "gold" ? "ans" : "";
+      const cls = ["n", "wrong", "noans", "trunc", "level"].includes(key) ? "num"
+        : key === "maj" ? "ans " + (p.majok ? "maj-ok" : "maj-bad") : key === "gold" ? "ans" : "";
       return el("td", { cls, text: p[key] });
     });
     const tr = el("tr", { cls: "prow" + (state.open.has(i) ? " open" : ""), "data-i": i, "data-id": p.id,
@@ -141,7 +142,12 @@
       tr.after(textRow);
       texts(i).then((t) => {
         const pos = P[i].s.indexOf(s);
-        const [reasoning, gen] = t[1][pos];
+        let [reasoning, gen] = t[1][pos];
+        const end = gen.lastIndexOf("</think>");
+        if (!reasoning && end >= 0) {  // reasoning inline: fold what comes before the last </think>
+          reasoning = gen.slice(0, end + 8);
+          gen = gen.slice(end + 8).replace(/^\s+/, "");
+        }
         td.textContent = "";
         if (reasoning) {
           td.append(el("details", {}, el("summary", { text: `reasoning (${reasoning.length} characters)` }),

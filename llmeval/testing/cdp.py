@@ -211,6 +211,7 @@ class Browser:
             " e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
             " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
         )
+        self.call("Input.dispatchMouseEvent", type="mouseMoved", x=box[0], y=box[1])
         for kind in ("mousePressed", "mouseReleased"):
             self.call("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1],
                       button="left", clickCount=1)  # fmt: skip

@@ -121,6 +121,7 @@ def make_samples(
                     gold=gold,
                     pred=pred,
                     finish_reason="length" if truncated else "stop",
+                    truncated=truncated,
                     tokens=tokens,
                     latency_s=ttft + tokens / rng.uniform(40, 60),
                     ttft_s=ttft,
