@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from llmeval import report_sections as sections
+from llmeval import report_tables
 from llmeval.report_data import Run, fraction_correct
 
 _ESCAPES = {
@@ -106,14 +107,17 @@ def render_report(
         '<table id="ptable"></table></section>'
     )
     if baseline is not None:
-        body.append(sections.comparison(run, baseline))
-    body.append(sections.serving(run))
+        body.append(report_tables.comparison(run, baseline))
+    body.append(report_tables.serving(run))
     script = _asset("report.js")
     csp_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
     parts = {
         "TITLE": escape(f"llmeval report: {meta.get('model', run.label)}"),
         "CSP": f"default-src 'none'; script-src 'sha256-{csp_hash}'; style-src 'unsafe-inline'",
         "CSS": _asset("report.css"),
+        "NAV": " ".join(
+            f'<a href="#{n}">{n}</a>' for n in re.findall(r'<section id="(\w+)">', "".join(body))
+        ),
         "BODY": "\n".join(body),
         "DATA": embed_json({"problems": rows, "label": run.label}),
         "TEXTS": _text_blocks(texts, compress),

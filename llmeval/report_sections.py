@@ -11,8 +11,6 @@ from html import escape
 
 from llmeval import report_data as rd
 from llmeval import svg_charts as sc
-from llmeval.report_compare import PairedDiff, paired_diff
-from llmeval.serving_stats import serving_figures
 
 SPEC_FIELDS = (
     "model",
@@ -97,7 +95,7 @@ def _groups(task: str, s: dict) -> str:
         ]
         if rows:
             out.append(
-                _details(
+                details(
                     f"{task}: accuracy by {name}",
                     table([name, "problems", "accuracy %"], rows, "scores"),
                     "spec",
@@ -108,10 +106,10 @@ def _groups(task: str, s: dict) -> str:
 
 def _spec(task: str, spec: dict) -> str:
     rows = [[k, spec[k]] for k in SPEC_FIELDS if spec.get(k) not in (None, "", {}, [])]
-    return _details(f"run settings: {task}", table(["field", "value"], rows), "spec")
+    return details(f"run settings: {task}", table(["field", "value"], rows), "spec")
 
 
-def _details(summary: str, inner: str, cls: str) -> str:
+def details(summary: str, inner: str, cls: str) -> str:
     """A folded block; the summary is escaped, `inner` is markup built here."""
     return f'<details class="{cls}"><summary>{escape(summary)}</summary>{inner}</details>'
 
@@ -183,83 +181,3 @@ def task_charts(task: str, problems: rd.Problems, score: dict, spec: dict) -> li
             y_label="fraction correct",
         ),
     ]
-
-
-def comparison(run: rd.Run, baseline: rd.Run) -> str:
-    """Per-task paired difference and the flipped problems."""
-    mine, theirs = run.problems(), baseline.problems()
-    diffs = [paired_diff(t, mine[t], theirs[t]) for t in sorted(mine) if t in theirs]
-    head = [
-        "task",
-        "shared problems",
-        f"{run.label} %",
-        f"{baseline.label} %",
-        "difference %",
-        "paired stderr %",
-        "95% interval",
-        "gained",
-        "lost",
-    ]
-    rows = [
-        [
-            d.task,
-            d.n_common,
-            pct(d.run),
-            pct(d.baseline),
-            f"{100 * d.diff:+.1f}",
-            pct(d.stderr),
-            _interval(d.diff, d.stderr),
-            len(d.gained),
-            len(d.lost),
-        ]
-        for d in diffs
-    ]
-    missing = sorted(set(mine) ^ set(theirs))
-    note = f"<p>Tasks in only one run: {escape(', '.join(missing))}</p>" if missing else ""
-    flips = "".join(_flips(d, run.label, baseline.label) for d in diffs)
-    return (
-        f'<section id="comparison"><h2>Comparison with {escape(baseline.label)}</h2>'
-        f"{table(head, rows, 'scores')}{note}{flips}</section>"
-    )
-
-
-def _interval(diff: float, stderr: float | None) -> str:
-    """The normal 95% interval of a difference, in points."""
-    if stderr is None:
-        return "–"
-    return f"[{100 * (diff - 1.96 * stderr):+.1f}, {100 * (diff + 1.96 * stderr):+.1f}]"
-
-
-def _flips(d: PairedDiff, run: str, base: str) -> str:
-    if not d.flips:
-        return ""
-    rows = [
-        [f.problem_id, pct(f.run), pct(f.baseline), f"{100 * (f.run - f.baseline):+.1f}"]
-        for f in d.flips
-    ]
-    summary = (
-        f"{d.task}: {len(d.flips)} flipped problems ({len(d.gained)} gained, {len(d.lost)} lost)"
-    )
-    return _details(summary, table(["problem", f"{run} %", f"{base} %", "change"], rows), "flips")
-
-
-def serving(run: rd.Run) -> str:
-    """Output tokens/s, latency and TTFT percentiles, per endpoint."""
-    figs = serving_figures(run.samples)
-    head = ["endpoint", "requests", "output tokens"]
-    for name in ("tok/s", "latency s", "TTFT s"):
-        head += [f"{name} p50", f"{name} p90", f"{name} p99"]
-    rows = []
-    for ep, f in figs.items():
-        row: list[object] = [ep, f["requests"], f["output_tokens"]]
-        for key in ("tokens_per_s", "latency_s", "ttft_s"):
-            row += [_num(f[key][p]) for p in ("p50", "p90", "p99")]
-        rows.append(row)
-    note = (
-        '<p class="note">Per request: output tokens/s = completion tokens / (latency − TTFT).</p>'
-    )
-    return f'<section id="serving"><h2>Serving</h2>{table(head, rows, "scores")}{note}</section>'
-
-
-def _num(v: float) -> str:
-    return "–" if math.isnan(v) else f"{v:.3g}" if v < 100 else f"{v:.0f}"
