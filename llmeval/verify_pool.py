@@ -43,9 +43,28 @@ class VerifyResult:
     seconds: float
 
 
-def _worker_main(conn: Connection, memory_bytes: int | None) -> None:
+def _exit_when_orphaned(eval_pid: int) -> None:
+    """Exit once the eval process is gone (checked each second by SIGALRM, which CPython
+    delivers even inside long big-integer arithmetic). Workers are children of the
+    forkserver, which outlives a killed eval while any worker lives, so no parent-death
+    signal would fire: without this a killed eval could leave a worker on a power tower."""
+
+    def check(_signum: int, _frame: object) -> None:
+        try:
+            os.kill(eval_pid, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except PermissionError:  # alive, but not ours to signal
+            pass
+
+    signal.signal(signal.SIGALRM, check)
+    signal.setitimer(signal.ITIMER_REAL, 1.0, 1.0)
+
+
+def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> None:
     """Serve tasks until the pipe closes: receive (kind, gold, answer), send (status, detail)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and kills us
+    _exit_when_orphaned(eval_pid)  # math-verify's own alarms are off: SIGALRM is ours
     if memory_bytes:
         import resource
 
@@ -78,7 +97,8 @@ class _Worker:
 
     def __init__(self, ctx: mp.context.BaseContext, memory_bytes: int | None) -> None:
         self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_worker_main, args=(child, memory_bytes), daemon=True)
+        args = (child, memory_bytes, os.getpid())
+        self.proc = ctx.Process(target=_worker_main, args=args, daemon=True)
         self.proc.start()
         child.close()
         self.ready = False
