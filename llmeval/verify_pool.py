@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 
 from llmeval.errors import LlmevalError
 
@@ -61,14 +62,28 @@ def _exit_when_orphaned(eval_pid: int) -> None:
     signal.setitimer(signal.ITIMER_REAL, 1.0, 1.0)
 
 
+def _cap_memory(memory_bytes: int) -> None:
+    """Cap this worker's address space, never below what it already maps plus 256 MB (a cap
+    under that would turn every allocation into a MemoryError, which math-verify swallows
+    into "not equal")."""
+    import resource
+
+    try:
+        status = Path("/proc/self/status").read_text()
+        mapped = int(next(ln.split()[1] for ln in status.splitlines() if ln.startswith("VmSize")))
+        floor = mapped * 1024 + (256 << 20)
+    except (OSError, StopIteration, ValueError):
+        floor = 1 << 30
+    limit = max(memory_bytes, floor)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
 def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> None:
     """Serve tasks until the pipe closes: receive (kind, gold, answer), send (status, detail)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and kills us
     _exit_when_orphaned(eval_pid)  # math-verify's own alarms are off: SIGALRM is ours
     if memory_bytes:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+        _cap_memory(memory_bytes)
     from llmeval import verify
 
     verify.warm_up()  # a no-op when inherited from the forkserver; keeps first deadlines fair
