@@ -39,8 +39,23 @@ def discover(paths: list[str]) -> list[Path]:
 
 
 def _is_generation_file(path: Path) -> bool:
+    """A `*.jsonl` found in a folder or by a glob that is not a cache or a verdict export."""
     name = path.name
-    return name.endswith(".jsonl") and not name.startswith(".") and not name.endswith(SIDE_SUFFIXES)
+    if not name.endswith(".jsonl") or name.startswith(".") or name.endswith(SIDE_SUFFIXES):
+        return False
+    return not _is_verdict_export(path)
+
+
+def _is_verdict_export(path: Path) -> bool:
+    """Whether the first row looks like an `--export-verdicts` line (status, pred, no gen)."""
+    try:
+        with path.open("rb") as handle:
+            row = json.loads(handle.readline() or b"{}")
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(row, dict) and {"status", "correct", "pred"} <= row.keys() and "gen" not in row
+    )
 
 
 def read_spec(path: Path) -> RunSpec | None:

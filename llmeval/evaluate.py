@@ -145,6 +145,7 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         if pending.tasks:
             pool = VerifyPool(options.workers, options.timeout_s, options.memory_mb)
             pool.run(pending.tasks.values(), on_result)
+        cache.mark_current()
     finally:
         cache.close()
     for file_keys, file_statuses in zip(keys, statuses, strict=True):

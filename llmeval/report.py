@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -28,32 +29,40 @@ def _accuracy(score: TaskScore) -> str:
     return f"{_pct(score.accuracy)}{err}"
 
 
-def _pass_column(score: TaskScore) -> str:
-    """pass@k for the largest k, e.g. `pass@64 83.3`."""
-    if not score.pass_at_k:
-        return "n/a"
-    k = max(score.pass_at_k, key=int)
-    return f"@{k} {_pct(score.pass_at_k[k])}"
+def _largest_k(report: ScoreReport) -> str | None:
+    """The k of the pass@k column: the largest k all tasks share."""
+    common = set.intersection(*(set(t.pass_at_k) for t in report.tasks)) if report.tasks else set()
+    return max(common, key=int) if common else None
 
 
-def score_table(report: ScoreReport) -> Table:
-    """One row per generation file: the headline figures in percent."""
-    table = Table(title="llmeval eval (percent; accuracy = avg@n ± clustered stderr)")
-    for name in ("task", "file", "problems", "n", "accuracy", "pass@k", "maj@n"):
-        table.add_column(name, justify="left" if name in ("task", "file") else "right")
-    for name in ("no answer", "timeout", "truncated", "complete"):
+def score_table(report: ScoreReport, width: int = 150) -> Table:
+    """One row per generation file: the headline figures in percent (the file column is left
+    out on terminals narrower than 110 columns; the JSON result names the files)."""
+    table = Table(
+        title="llmeval eval (percent; acc = avg@n ± clustered stderr)",
+        box=box.SIMPLE_HEAD,
+        collapse_padding=True,
+        pad_edge=False,
+    )
+    k = _largest_k(report)
+    with_file = width >= 110
+    table.add_column("task", no_wrap=True)
+    if with_file:
+        table.add_column("file", overflow="fold")
+    headers = ("probs", "n", "acc ± se", f"pass@{k or 'k'}", "maj@n", "no-ans", "t/o")
+    for name in (*headers, "trunc", "complete"):
         table.add_column(name, justify="right", no_wrap=True)
     for score in report.tasks:
         maj = score.maj_at_k.get(str(score.n_samples)) if score.maj_at_k else None
         scored = score.samples_scored or 1
-        complete = "yes" if score.complete else f"no ({score.samples_missing} missing)"
+        complete = "yes" if score.complete else f"no, {score.samples_missing} missing"
+        cells = [score.task, Path(score.file).name] if with_file else [score.task]
         table.add_row(
-            score.task,
-            Path(score.file).name,
+            *cells,
             str(score.n_problems),
             str(score.n_samples),
             _accuracy(score),
-            _pass_column(score),
+            _pct(score.pass_at_k.get(k)) if k else "n/a",
             _pct(maj),
             _pct(score.n_no_answer / scored),
             str(score.n_timeout),
@@ -85,7 +94,7 @@ def group_tables(report: ScoreReport) -> list[Table]:
 def print_report(report: ScoreReport, console: Console | None = None) -> None:
     """Print the score table (and per-group tables) and the cache line."""
     console = console or Console(width=None if sys.stdout.isatty() else 150)
-    console.print(score_table(report))
+    console.print(score_table(report, console.width))
     for table in group_tables(report):
         console.print(table)
     cache = report.cache
@@ -145,7 +154,8 @@ class EvalProgress:
         if remaining == 0 or now - self._last_line >= 2.0:
             self._last_line = now
             print(
-                f"llmeval eval: {verified} verified, {cached} cached, {remaining} remaining",
+                f"llmeval eval: {verified} verified, {cached} cached or trivial, "
+                f"{remaining} remaining",
                 file=self.stream,
                 flush=True,
             )
@@ -162,7 +172,7 @@ class EvalProgress:
             )
             self._bar.start()
             self._task = self._bar.add_task("judge", total=total, info="")
-        info = f"{verified} verified, {cached} cached, {remaining} remaining"
+        info = f"{verified} verified, {cached} cached or trivial, {remaining} remaining"
         self._bar.update(self._task, completed=verified + cached, info=info)
 
     def close(self) -> None:

@@ -120,10 +120,24 @@ def parse_gold(gold: str) -> list[Any]:
     return mv.parse(gold_latex(gold), configs, parsing_timeout=None)
 
 
-@lru_cache(maxsize=4096)
 def parse_answer(answer: str) -> list[Any]:
     """An extracted answer parsed as a boxed LaTeX expression: no anchors, no number fallback,
-    never the plain-expression parser (whose `parse_expr` is Python `eval`)."""
+    never the plain-expression parser (whose `parse_expr` is Python `eval`). Short answers
+    (almost all) are cached; long ones are not, so a worker's memory stays flat."""
+    if len(answer) <= _CACHED_ANSWER_CHARS:
+        return _parse_answer_cached(answer)
+    return _parse_answer(answer)
+
+
+_CACHED_ANSWER_CHARS = 200
+
+
+@lru_cache(maxsize=2048)
+def _parse_answer_cached(answer: str) -> list[Any]:
+    return _parse_answer(answer)
+
+
+def _parse_answer(answer: str) -> list[Any]:
     mv = _math_verify()
     config = mv.LatexExtractionConfig(boxed_match_priority=0, try_extract_without_anchor=False)
     return mv.parse("\\boxed{" + answer + "}", [config], parsing_timeout=None)

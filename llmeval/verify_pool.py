@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 
 from llmeval.errors import LlmevalError
 
@@ -43,13 +44,46 @@ class VerifyResult:
     seconds: float
 
 
-def _worker_main(conn: Connection, memory_bytes: int | None) -> None:
+def _exit_when_orphaned(eval_pid: int) -> None:
+    """Exit once the eval process is gone (checked each second by SIGALRM, which CPython
+    delivers even inside long big-integer arithmetic). Workers are children of the
+    forkserver, which outlives a killed eval while any worker lives, so no parent-death
+    signal would fire: without this a killed eval could leave a worker on a power tower."""
+
+    def check(_signum: int, _frame: object) -> None:
+        try:
+            os.kill(eval_pid, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except PermissionError:  # alive, but not ours to signal
+            pass
+
+    signal.signal(signal.SIGALRM, check)
+    signal.setitimer(signal.ITIMER_REAL, 1.0, 1.0)
+
+
+def _cap_memory(memory_bytes: int) -> None:
+    """Cap this worker's address space, never below what it already maps plus 256 MB (a cap
+    under that would turn every allocation into a MemoryError, which math-verify swallows
+    into "not equal")."""
+    import resource
+
+    try:
+        status = Path("/proc/self/status").read_text()
+        mapped = int(next(ln.split()[1] for ln in status.splitlines() if ln.startswith("VmSize")))
+        floor = mapped * 1024 + (256 << 20)
+    except (OSError, StopIteration, ValueError):
+        floor = 1 << 30
+    limit = max(memory_bytes, floor)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> None:
     """Serve tasks until the pipe closes: receive (kind, gold, answer), send (status, detail)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and kills us
+    _exit_when_orphaned(eval_pid)  # math-verify's own alarms are off: SIGALRM is ours
     if memory_bytes:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+        _cap_memory(memory_bytes)
     from llmeval import verify
 
     verify.warm_up()  # a no-op when inherited from the forkserver; keeps first deadlines fair
@@ -78,7 +112,8 @@ class _Worker:
 
     def __init__(self, ctx: mp.context.BaseContext, memory_bytes: int | None) -> None:
         self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_worker_main, args=(child, memory_bytes), daemon=True)
+        args = (child, memory_bytes, os.getpid())
+        self.proc = ctx.Process(target=_worker_main, args=args, daemon=True)
         self.proc.start()
         child.close()
         self.ready = False

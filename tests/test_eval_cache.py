@@ -90,9 +90,10 @@ def test_killed_eval_keeps_its_verdicts_and_resumes(tmp_path: Path) -> None:
                 break
             time.sleep(0.2)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # the eval, its forkserver and its worker
+        proc.kill()  # only the eval itself: its forkserver and worker must not outlive it
         proc.wait()
     assert cache.read_text().count("\n") == 10
+    assert _session_empties(proc.pid), "a verifier process outlived the killed eval"
     with cache.open("a") as handle:  # and a torn line, as a kill mid-write would leave
         handle.write('{"key": "abc", "sta')
     result = _eval(path, tmp_path, "--timeout", "1")
@@ -103,6 +104,35 @@ def test_killed_eval_keeps_its_verdicts_and_resumes(tmp_path: Path) -> None:
     # the timeout is cached for this deadline, retried under a longer one
     assert _eval(path, tmp_path, "--timeout", "1")["cache"]["new"] == 0
     assert _eval(path, tmp_path, "--timeout", "1.5")["cache"]["new"] == 1
+
+
+def _session_empties(sid: int, wait_s: float = 20) -> bool:
+    """Wait until no process of session `sid` is left; kill leftovers and say so if any."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        left = _session_members(sid)
+        if not left:
+            return True
+        if time.monotonic() > deadline:
+            for pid in left:
+                os.kill(pid, signal.SIGKILL)
+            return False
+        time.sleep(0.2)
+
+
+def _session_members(sid: int) -> list[int]:
+    """Live (not zombie) processes of session `sid`."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            if os.getsid(int(entry.name)) == sid and state != "Z":
+                members.append(int(entry.name))
+        except (OSError, IndexError):
+            continue
+    return members
 
 
 def test_hostile_sample_times_out_without_stalling_the_rest(tmp_path: Path) -> None:

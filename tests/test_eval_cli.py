@@ -132,7 +132,8 @@ def test_several_tasks_folder_and_glob_give_one_table(
     assert [t["task"] for t in result["tasks"]] == ["aime24", "gpqa_diamond"]
     assert result["tasks"][1]["accuracy"] == pytest.approx(0.5)
     assert result["tasks"][1]["pass_at_k"]["2"] == pytest.approx(1.0)
-    code, again = run_eval(tmp_path, str(runs / "*.jsonl"))  # caches beside are not inputs
+    main(["eval", str(runs), "--no-progress", "--export-verdicts", str(runs / "v.jsonl")])
+    code, again = run_eval(tmp_path, str(runs / "*.jsonl"))  # caches, exports are not inputs
     assert code == 0 and _figures(again) == _figures(result)
     assert "gpqa_diamond" in capsys.readouterr().out
 

@@ -88,3 +88,10 @@ def test_python_payloads_are_never_executed(tmp_path: Path) -> None:
     results, _ = _run(tasks, workers=2, timeout_s=10)
     assert {r.status for r in results} == {"incorrect"}
     assert not target.exists()
+
+
+def test_a_too_small_memory_cap_does_not_turn_verdicts_into_errors() -> None:
+    pool = VerifyPool(1, 30, memory_mb=1)
+    results: list[VerifyResult] = []
+    pool.run([_task("a", "x+1", "1+x"), _task("b", "(1,2)", "[1,2]")], results.append)
+    assert [r.status for r in results] == ["correct", "incorrect"]
