@@ -22,12 +22,19 @@ FAST = ["--retry-delay", "0.01", "--retry-max-delay", "0.05", "--progress", "pla
 
 @pytest.fixture(autouse=True)
 def fresh_logging() -> Iterator[None]:
-    """Let each test's `main()` attach its handler to the stderr pytest captures then."""
+    """The "llmeval" logger as in a fresh process, before and after each test.
+
+    `cli.setup_logging` keeps the first handler it made (bound to that test's captured
+    stderr), and pytest attaches its capture handlers to non-propagating loggers; so each
+    test starts with none, and `main()` attaches one to the stderr pytest captures now.
+    """
     log = logging.getLogger("llmeval")
-    saved = log.handlers[:], log.propagate, log.level
     log.handlers.clear()
+    log.propagate = True
     yield
-    log.handlers[:], log.propagate, log.level = saved[0], saved[1], saved[2]
+    log.handlers.clear()
+    log.propagate = True
+    log.setLevel(logging.NOTSET)
 
 
 def infer(url: str | None, inp: Path | str, out: Path | str, *extra: str) -> int:
