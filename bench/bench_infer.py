@@ -2,7 +2,7 @@
 
 Prints completed requests/s (non-streamed), SSE chunks/s parsed (streamed), and utilisation
 (achieved / ideal rate) at a fixed server latency. Figures only; nothing is asserted.
-Usage: python bench/infer_client.py [--requests 4000] [--in-flight 256]
+Usage: python bench/bench_infer.py [--requests 4000] [--in-flight 256]
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,7 +64,7 @@ def main() -> None:
     p.add_argument("--requests", type=int, default=4000)
     p.add_argument("--in-flight", type=int, default=256)
     p.add_argument("--shard-size", type=int, default=client_module.SHARD_SIZE)
-    p.add_argument("--only", choices=["whole", "stream", "latency"])
+    p.add_argument("--only", choices=["whole", "stream", "latency", "cli"])
     p.add_argument("--http", choices=["fast", "httpx"], default="fast")
     args = p.parse_args()
     HTTP[0] = args.http
@@ -75,6 +76,21 @@ def main() -> None:
         streamed(n, k)
     if args.only in (None, "latency"):
         latency(k)
+    if args.only in (None, "cli"):
+        cli(k)
+
+
+def cli(k: int) -> None:
+    """`llmeval infer` end to end as a process: MATH-500 x 4, non-streamed, instant server."""
+    with server() as url, tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "llmeval", "infer", "--input", "data/math500.jsonl",
+               "--output", f"{tmp}/out.jsonl", "--base-url", url, "--n-samples", "4",
+               "--no-stream", "--max-workers", str(k), "--http", HTTP[0]]  # fmt: skip
+        start = time.perf_counter()
+        done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+        secs = time.perf_counter() - start
+        print(f"llmeval infer (process, MATH-500 x 4, {k} workers): {2000 / secs:,.0f} samples/s "
+              f"including start-up; its own line: {done.stdout.strip()}")  # fmt: skip
 
 
 def whole(n: int, k: int) -> None:
