@@ -168,7 +168,7 @@ class ChatClient:
     async def aclose(self) -> None:
         """Close every connection."""
         for ep in self.endpoints:
-            await ep.sender.aclose()  # type: ignore[attr-defined]
+            await ep.sender.aclose()
 
     async def models(self) -> list[str]:
         """Model ids served (from the first endpoint that answers); unreachable ones set aside."""
@@ -176,7 +176,7 @@ class ChatClient:
         errors = []
         for ep in self.endpoints:
             try:
-                async with ep.sender.open("GET", "models") as resp:  # type: ignore[attr-defined]
+                async with ep.sender.open("GET", "models") as resp:
                     status, raw = resp.status_code, await resp.aread()
             except _BROKEN as exc:
                 errors.append(f"cannot reach {ep.label}: {_describe(exc)}")
@@ -224,7 +224,7 @@ class ChatClient:
         ep.in_flight += 1
         self.in_flight += 1
         try:
-            async with ep.sender.open("POST", "chat", body) as resp:  # type: ignore[attr-defined]
+            async with ep.sender.open("POST", "chat", body) as resp:
                 if resp.status_code != 200:
                     raw = await resp.aread()
                     raise_for_status(

@@ -6,8 +6,9 @@ Endpoints are chosen least-loaded; one that keeps failing is set aside for a whi
 from __future__ import annotations
 
 import time
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from llmeval.chat import error_message, is_context_error
@@ -74,10 +75,20 @@ def display_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
+class Sender(Protocol):
+    """A transport to one server: `async with sender.open("POST", "chat", body) as resp`."""
+
+    def open(
+        self, method: str, which: str, body: bytes = b""
+    ) -> AbstractAsyncContextManager[Any]: ...
+
+    async def aclose(self) -> None: ...
+
+
 class Endpoint:
     """One server: its sender, load and failure state."""
 
-    def __init__(self, url: str, sender: object) -> None:
+    def __init__(self, url: str, sender: Sender) -> None:
         self.url = url
         self.label = display_url(url)
         self.sender = sender
