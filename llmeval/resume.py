@@ -29,7 +29,7 @@ class OutputLock:
     """An exclusive `flock` on `<output>.lock`: two runs never append to one file."""
 
     def __init__(self, output: str | Path) -> None:
-        self.path = Path(f"{output}.lock")
+        self.path = Path(f"{Path(output).resolve()}.lock")  # one lock whatever the path spelling
         self._fd = -1
 
     def __enter__(self) -> OutputLock:
