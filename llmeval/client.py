@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import random
 import ssl
 import sys
@@ -259,5 +260,18 @@ def _describe(exc: Exception) -> str:
     """A transport error in a few words."""
     if isinstance(exc, http1.HttpError):
         return str(exc)
+    if isinstance(exc, httpx.ConnectError) and (reason := _os_reason(exc)):
+        return f"cannot connect: {reason}"
     detail = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {detail}" if detail != type(exc).__name__ else detail
+
+
+def _os_reason(exc: BaseException) -> str | None:
+    """The operating system's reason at the root of a connect error ("connection refused")."""
+    seen = 0
+    cause: BaseException | None = exc
+    while cause is not None and seen < 10:
+        if isinstance(cause, OSError) and cause.errno and cause.errno > 0:
+            return os.strerror(cause.errno).lower()
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return None

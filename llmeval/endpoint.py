@@ -54,7 +54,7 @@ class ClientConfig:
     backoff_base: float = 1.0
     backoff_max: float = 60.0
     max_workers: int = 64
-    http: Literal["fast", "httpx"] = "fast"
+    http: Literal["fast", "httpx"] = "httpx"
 
 
 def normalize_base_url(url: str) -> str:

@@ -87,8 +87,8 @@ def test_streamed_and_whole_runs_write_the_same_samples(small: Path, tmp_path: P
         assert infer(srv.url, small, a, "--n-samples", "3") == 0
         assert infer(srv.url, small, b, "--n-samples", "3", "--no-stream") == 0
         assert infer(srv.url, small, c, "--n-samples", "3", "--seed", "1") == 0
-        assert infer(srv.url, small, d, "--n-samples", "3", "--http", "httpx") == 0
-        assert infer(srv.url, small, e, "--n-samples", "3", "--http", "httpx", "--no-stream") == 0
+        assert infer(srv.url, small, d, "--n-samples", "3", "--http", "fast") == 0
+        assert infer(srv.url, small, e, "--n-samples", "3", "--http", "fast", "--no-stream") == 0
 
     def texts(path: Path) -> dict:
         return {(r["problem_id"], r["sample_idx"]): (r["gen"], r["seed"]) for r in rows(path)}
