@@ -174,4 +174,6 @@ def read_input(
             continue
         seen.add(key)
         result.samples.append(sample)
+    if not result.samples:
+        raise InputError(path, "no samples in the file (empty)")
     return result

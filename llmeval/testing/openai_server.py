@@ -49,6 +49,7 @@ class ServerConfig:
     max_words: int = 80
     reasoning_field: str | None = None  # "reasoning_content" or "reasoning": split it out
     latency: float = 0.0  # seconds before every chat answer
+    latency_jitter: float = 0.0  # plus a uniform random 0..jitter seconds
     token_rate: float = 0.0  # streamed tokens per second (0: all at once)
     max_context: int | None = None  # prompt + max_tokens above this -> context-length 400
     faults: dict[str, float] = field(default_factory=dict)  # kind -> probability
@@ -206,6 +207,8 @@ class OpenAIServer:
         if fault:
             self.stats[f"fault {fault}"] += 1
         delay = cfg.latency + (cfg.slow_delay if fault == "slow" else 0.0)
+        if cfg.latency_jitter > 0:
+            delay += self._rng.uniform(0, cfg.latency_jitter)
         if delay > 0:
             await asyncio.sleep(delay)
         if fault in ("429", "408", "500", "503"):
