@@ -3,9 +3,14 @@ moments and restarted lose, duplicate and break nothing; eval's verdicts equal a
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
-from llmeval.testing.kill_storm import eval_storm, infer_storm
+from llmeval.testing.kill_storm import ROOT, eval_storm, infer_storm
 
 
 def test_infer_survives_ten_kills(tmp_path: Path) -> None:
@@ -25,3 +30,15 @@ def test_eval_survives_kills_and_keeps_its_verdicts(tmp_path: Path) -> None:
     assert storm.final == storm.expected
     assert storm.extra["verdicts equal to an uninterrupted run"] is True
     assert storm.extra["processes left behind"] == 0
+
+
+def test_ctrl_c_while_starting_up_is_a_quiet_exit(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "llmeval", "eval", str(tmp_path / "x.jsonl")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for delay in (0.1, 0.25, 0.4, 0.6, 0.8):  # during imports, parsing, reading
+        proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=env)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert "Traceback" not in err, (delay, err)
+        assert proc.returncode in (130, 2, -2), (delay, proc.returncode, err)

@@ -291,6 +291,10 @@ class ThreadedServer:
         self._ready.set()
         self._loop.run_forever()
         self._loop.run_until_complete(self.server.stop())
+        pending = asyncio.all_tasks(self._loop)  # connections still open: end them quietly
+        for task in pending:
+            task.cancel()
+        self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         self._loop.close()
 
     def start(self) -> ThreadedServer:
