@@ -83,7 +83,7 @@ def _storm(
             # one in ten a SIGTERM, one in ten a SIGINT (both stop cleanly), else SIGKILL
             sig = {3: signal.SIGTERM, 7: signal.SIGINT}.get(sent % 10, signal.SIGKILL)
             try:
-                proc.wait(rng.uniform(*delay))
+                proc.wait(_moment(proc, watch, rng, delay))
             except subprocess.TimeoutExpired:
                 proc.send_signal(sig)
                 storm.kills[SIGNALS[sig]] = storm.kills.get(SIGNALS[sig], 0) + 1
@@ -110,6 +110,27 @@ def _storm(
     storm.duplicated = len(keys) - len(set(keys))
     storm.final = len(set(keys))
     return storm
+
+
+def _lines(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def _moment(
+    proc: subprocess.Popen[str], watch: Path, rng: random.Random, delay: tuple[float, float]
+) -> float:
+    """How much longer to wait before the signal: one time in five a random moment from the
+    start (start-up, reading, resuming); otherwise once the process is writing, a little after
+    its next line (mid-work, possibly mid-write)."""
+    if rng.random() < 0.2:
+        return rng.uniform(*delay)
+    before, deadline = _lines(watch), time.monotonic() + 60
+    while proc.poll() is None and _lines(watch) <= before and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return rng.uniform(0, 0.3)
 
 
 def problems_file(path: Path, count: int) -> Path:
@@ -154,7 +175,7 @@ def hard_answers(problems: int, n: int, seed: int) -> list[dict]:
 
 
 def eval_storm(
-    workdir: Path, kills: int = 50, problems: int = 30, n: int = 8, seed: int = 0
+    workdir: Path, kills: int = 50, problems: int = 60, n: int = 8, seed: int = 0, workers: int = 1
 ) -> Storm:
     """Kill `eval` with its verdict cache `kills` times; the final verdicts must equal an
     uninterrupted run's. Also counts verifier processes left behind by killed evals."""
@@ -162,7 +183,7 @@ def eval_storm(
     data = workdir / "aime24_hard.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in hard_answers(problems, n, seed)))
     base = [sys.executable, "-m", "llmeval", "-q", "eval", str(data), "--no-progress",
-            "--workers", "2"]  # fmt: skip
+            "--workers", str(workers)]  # fmt: skip
     reference, final = workdir / "reference.jsonl", workdir / "final.jsonl"
     done = subprocess.run([*base, "--no-cache", "--export-verdicts", str(reference)],
                           capture_output=True, text=True, env=_env("eval-ref"))  # fmt: skip
