@@ -40,11 +40,15 @@ def _write(path: Path, content: bytes) -> Path:
     return path
 
 
-def infer_input(content: bytes, line: int | None) -> Callable[[Path, Env], Setup]:
-    """`infer` on a broken problems file; the existing output must not change."""
+def infer_input(
+    content: bytes, line: int | None, folder: bool = False
+) -> Callable[[Path, Env], Setup]:
+    """`infer` on a broken problems file (or a folder); the existing output must not change."""
 
     def build(d: Path, env: Env) -> Setup:
-        inp, out = _write(d / "aime24.jsonl", content), _write(d / "out.jsonl", GOOD)
+        out = _write(d / "out.jsonl", GOOD)
+        inp = d / "aime24.jsonl"
+        inp.mkdir() if folder else _write(inp, content)
         return Setup(_infer(env.url, inp, out), out, f"{inp}:{line}" if line else str(inp))
 
     return build
@@ -60,12 +64,19 @@ def infer_output(content: bytes, line: int | None) -> Callable[[Path, Env], Setu
     return build
 
 
-def judged(cmd: str, content: bytes, line: int | None) -> Callable[[Path, Env], Setup]:
-    """`eval` or `report` on a broken generation file (which must not change)."""
+def judged(
+    cmd: str, content: bytes, line: int | None, folder: bool = False
+) -> Callable[[Path, Env], Setup]:
+    """`eval` or `report` on a broken generation file (which must not change), or on a
+    folder holding only a non-generation file."""
 
     def build(d: Path, env: Env) -> Setup:
         path = _write(d / "aime24_run.jsonl", content)
         extra = ["--out", str(d / "r.html")] if cmd == "report" else []
+        if folder:
+            (d / "sub").mkdir()
+            _write(d / "sub" / "notes.txt", b"not jsonl")
+            return Setup([cmd, str(d / "sub"), "--no-progress", *extra], path, str(d / "sub"))
         names = f"{path}:{line}" if line else str(path)
         return Setup([cmd, str(path), "--no-progress", *extra], path, names)
 
@@ -201,6 +212,10 @@ CASES = [
     Case("eval: missing key (no gold answer)", judged("eval", G0 + G1 + NO_GOLD + b"\n", 3), 2),
     Case("eval: an 8 MB non-JSON line", judged("eval", G0 + HUGE + b"\n" + G1, 2), 2),
     Case("eval: torn last line", judged("eval", G0 + G1 + G2[:25], None), 0),
+    Case("eval: duplicate (problem, sample) rows", judged("eval", G0 + G1 + G0, 3), 0),
+    Case("eval: a folder without generation files", judged("eval", b"", None, folder=True), 2),
+    Case("infer: the input is a folder", infer_input(b"", None, folder=True), 2),
+    Case("report: empty file", judged("report", b"", None), 2),
     Case("eval: a broken spec beside the file", eval_broken_spec, 2),
     Case("eval: broken line in the verdict cache", eval_broken_cache, 2),
     Case("eval: read-only folder for the cache", read_only("cache"), 5),

@@ -94,6 +94,9 @@ def run_case(case: Case, d: Path, env: Env) -> Outcome:
         problems.append(f"{len(errors)} error lines: {done.stderr[-300:]!r}")
     if case.exit_code and setup.names and setup.names not in out.error:
         problems.append(f"the error does not name {setup.names}")
+    warned = [ln for ln in done.stderr.splitlines() if "warning" in ln.lower()]
+    if not case.exit_code and setup.names and not any(setup.names in ln for ln in warned):
+        problems.append(f"no warning naming {setup.names}")
     if before is not None and setup.watched is not None:
         after = setup.watched.read_bytes() if setup.watched.exists() else b""
         kept = before[: before.rfind(b"\n") + 1] if case.torn else before
