@@ -19,7 +19,7 @@ from llmeval.testing.openai_server import serve
 from llmeval.testing.scratch_fs import Mounts
 
 FAST = (
-    "infer: binary input",
+    "eval: read-only folder for --export-verdicts",
     "infer: duplicate ids",
     "infer: torn last line of the output",
     "infer: read-only output folder",

@@ -132,6 +132,10 @@ def read_only(what: str) -> Callable[[Path, Env], Setup]:
         elif what == "cache":
             path = _write(ro / "aime24_run.jsonl", _rows(_gen("p1", 0, "\\boxed{x+1}")))
             setup = Setup(["eval", str(path), "--no-progress"], path, str(ro))
+        elif what == "export":
+            export = _write(ro / "v.jsonl", b'{"an": "earlier export"}\n')
+            setup = Setup(["eval", str(gen), "--no-progress", "--export-verdicts", str(export)],
+                          export, str(export))  # fmt: skip
         elif what == "result":
             result = ro / "r.json"
             setup = Setup(["eval", str(gen), "--no-progress", "--result-json", str(result)],
@@ -162,6 +166,14 @@ def disk_full(real: bool) -> Callable[[Path, Env], Setup]:
         return Setup(_infer(env.url, inp, out, *args), out, str(out), whole=out)
 
     return build
+
+
+def export_full(d: Path, env: Env) -> Setup:
+    """The verdict export hits the file-size limit: exit 5, the earlier export unchanged."""
+    path = _write(d / "aime24_run.jsonl", _rows(*[_gen(f"q{i}", 0) for i in range(200)]))
+    export = _write(d / "v.jsonl", b'{"an": "earlier export"}\n')
+    argv = ["eval", str(path), "--no-progress", "--export-verdicts", str(export)]
+    return Setup(argv, export, str(export), fsize=5_000)
 
 
 def eval_cache_full(d: Path, env: Env) -> Setup:
@@ -220,6 +232,8 @@ CASES = [
     Case("eval: broken line in the verdict cache", eval_broken_cache, 2),
     Case("eval: read-only folder for the cache", read_only("cache"), 5),
     Case("eval: read-only folder for --result-json", read_only("result"), 5),
+    Case("eval: read-only folder for --export-verdicts", read_only("export"), 5),
+    Case("eval: --export-verdicts hits the file-size limit", export_full, 5),
     Case("eval: verdict cache hits the file-size limit", eval_cache_full, 5),
     # report
     Case("report: non-JSON line in the middle", judged("report", G0 + b"nope\n" + G1, 2), 2),
