@@ -83,7 +83,7 @@ def read_dicts(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Stream JSON objects from a JSONL file as (line number, dict); same rules as read_models."""
     for lineno, body, unterminated in iter_lines(path):
         try:
-            value = json.loads(body)
+            value = loads_text(body)
         except (ValueError, UnicodeDecodeError) as exc:
             if unterminated:
                 log.warning("%s:%d: torn last line skipped (interrupted write)", path, lineno)
@@ -93,9 +93,14 @@ def read_dicts(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise InputError(
                 path, f"expected a JSON object, got {type(value).__name__}", line=lineno
             )
-        if _SURROGATE_ESCAPE.search(body):
-            value = _replace_surrogates(value)
         yield lineno, value
+
+
+def loads_text(body: bytes) -> Any:
+    """`json.loads`, with lone surrogates (which Python's json writes as `\\ud800` and reads
+    back) replaced by U+FFFD: such strings could be neither encoded nor written again."""
+    value = json.loads(body)
+    return _replace_surrogates(value) if _SURROGATE_ESCAPE.search(body) else value
 
 
 # `\ud800`-`\udfff` escapes: what Python's json.dumps writes for a lone surrogate.

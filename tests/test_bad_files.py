@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +16,7 @@ import pytest
 from llmeval.jsonl import JsonlAppender, read_dicts, read_models
 from llmeval.records import Generation
 from llmeval.testing.bad_cases import CASES
-from llmeval.testing.bad_files import Env, run_case
+from llmeval.testing.bad_files import ROOT, Env, run_case
 from llmeval.testing.openai_server import serve
 from llmeval.testing.scratch_fs import Mounts
 
@@ -73,3 +75,22 @@ def test_lone_surrogate_escapes_are_read_as_replacement_characters(tmp_path: Pat
     gen.model_dump_json()  # writable again
     [(_, raw)] = list(read_dicts(path))
     assert raw["gen"] == "a \ufffd \\boxed{42}"
+
+
+def test_lone_surrogates_in_problems_are_sent_and_stored_as_replacement_characters(
+    tmp_path: Path,
+) -> None:
+    rows = [{"id": "a\ud800", "problem": "What is \ud800 1+1? \x00\x1b[31m", "answer": "\udfff2"}]
+    inp = tmp_path / "aime24.jsonl"
+    inp.write_text(json.dumps(rows[0]) + "\n")  # escapes: `\ud800`
+    out = tmp_path / "o.jsonl"
+    with serve() as srv:
+        done = subprocess.run(
+            [sys.executable, "-m", "llmeval", "infer", "--input", str(inp), "--output", str(out),
+             "--base-url", srv.url, "--n-samples", "2"],
+            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    got = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert {(g["problem_id"], g["answer"]) for g in got} == {("a\ufffd", "\ufffd2")}
+    assert "What is \ufffd 1+1? \x00" in got[0]["prompt"]
