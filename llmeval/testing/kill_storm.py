@@ -66,10 +66,11 @@ def read_keys(path: Path, key: tuple[str, ...]) -> tuple[list[tuple], int]:
 
 def _storm(
     argv: list[str], watch: Path, key: tuple[str, ...], kills: int, rng: random.Random,
-    delay: tuple[float, float], tag: str, expected: int,
+    delay: tuple[float, float], tag: str, expected: int, after: float,
 ) -> Storm:  # fmt: skip
-    """Start `argv` again and again, signalling it after a random delay, until `kills` were
-    sent; then run it once more to the end. Snapshots of `watch` find lost lines."""
+    """Start `argv` again and again, signalling it at a random moment while work remains,
+    until `kills` were sent or the work is done; then run it to the end. Snapshots of
+    `watch` find lost lines."""
     storm = Storm()
     seen: set[tuple] = set()
     start = time.monotonic()
@@ -79,11 +80,11 @@ def _storm(
         )
         storm.runs += 1
         sent = sum(storm.kills.values())
-        if sent < kills:
+        if sent < kills and len(set(read_keys(watch, key)[0])) < expected:
             # one in ten a SIGTERM, one in ten a SIGINT (both stop cleanly), else SIGKILL
             sig = {3: signal.SIGTERM, 7: signal.SIGINT}.get(sent % 10, signal.SIGKILL)
             try:
-                proc.wait(_moment(proc, watch, rng, delay))
+                proc.wait(_moment(proc, watch, rng, delay, after))
             except subprocess.TimeoutExpired:
                 proc.send_signal(sig)
                 storm.kills[SIGNALS[sig]] = storm.kills.get(SIGNALS[sig], 0) + 1
@@ -101,7 +102,7 @@ def _storm(
         now = set(keys)
         storm.lost += len(seen - now)
         seen |= now
-        if proc.returncode == 0 and sum(storm.kills.values()) >= kills:
+        if proc.returncode == 0 and len(now) >= expected:  # complete: no more kills either
             break
         if proc.returncode not in (0, 3, 130, -9, -2, -15):
             raise AssertionError(f"exit {proc.returncode}: {err[-1000:]}")
@@ -120,8 +121,9 @@ def _lines(path: Path) -> int:
 
 
 def _moment(
-    proc: subprocess.Popen[str], watch: Path, rng: random.Random, delay: tuple[float, float]
-) -> float:
+    proc: subprocess.Popen[str], watch: Path, rng: random.Random, delay: tuple[float, float],
+    after: float,
+) -> float:  # fmt: skip
     """How much longer to wait before the signal: one time in five a random moment from the
     start (start-up, reading, resuming); otherwise once the process is writing, a little after
     its next line (mid-work, possibly mid-write)."""
@@ -130,7 +132,7 @@ def _moment(
     before, deadline = _lines(watch), time.monotonic() + 60
     while proc.poll() is None and _lines(watch) <= before and time.monotonic() < deadline:
         time.sleep(0.005)
-    return rng.uniform(0, 0.3)
+    return rng.uniform(0, after)
 
 
 def problems_file(path: Path, count: int) -> Path:
@@ -155,7 +157,7 @@ def infer_storm(
                 "--max-workers", str(workers), "--retry-delay", "0.05", "--progress", "plain",
                 "--progress-interval", "60"]  # fmt: skip
         storm = _storm(argv, out, ("problem_id", "sample_idx"), kills, rng, (0.2, 2.0), "infer",
-                       problems * n)  # fmt: skip
+                       problems * n, 0.3)  # fmt: skip
     storm.expected = problems * n
     return storm
 
@@ -192,7 +194,8 @@ def eval_storm(
     cache = Path(f"{data}.verdicts.jsonl")
     tag = f"eval-{uuid.uuid4().hex[:8]}"
     expected = len(set(verdict_keys(data)))
-    storm = _storm(base, cache, ("key",), kills, rng, (0.3, 3.0), tag, expected)
+    # verdicts come fast (tens per second): kill soon after a new one, or the work runs out
+    storm = _storm(base, cache, ("key",), kills, rng, (0.3, 3.0), tag, expected, 0.05)
     subprocess.run([*base, "--export-verdicts", str(final)], check=True, env=_env(tag),
                    capture_output=True)  # fmt: skip
     status = ("problem_id", "sample_idx", "status")

@@ -138,8 +138,8 @@ class OpenAIServer:
                 if not keep or not req.keep_alive:
                     break
             await writer.drain()
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass  # cancelled: the server is stopping (ending normally keeps asyncio quiet)
         except Exception as exc:  # a bug here: answer 500 and say so, rather than hang up
             self.stats["server errors"] += 1
             text = f"test server bug: {type(exc).__name__}: {exc}"
