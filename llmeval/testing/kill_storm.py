@@ -67,6 +67,7 @@ def read_keys(path: Path, key: tuple[str, ...]) -> tuple[list[tuple], int]:
 def _storm(
     argv: list[str], watch: Path, key: tuple[str, ...], kills: int, rng: random.Random,
     delay: tuple[float, float], tag: str, expected: int, after: float,
+    variants: tuple[tuple[str, ...], ...] = ((),),
 ) -> Storm:  # fmt: skip
     """Start `argv` again and again, signalling it at a random moment while work remains,
     until `kills` were sent or the work is done; then run it to the end. Snapshots of
@@ -76,7 +77,11 @@ def _storm(
     start = time.monotonic()
     while True:
         proc = subprocess.Popen(
-            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env(tag), text=True
+            [*argv, *variants[storm.runs % len(variants)]],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=_env(tag),
+            text=True,
         )
         storm.runs += 1
         sent = sum(storm.kills.values())
@@ -157,7 +162,7 @@ def infer_storm(
                 "--max-workers", str(workers), "--retry-delay", "0.05", "--progress", "plain",
                 "--progress-interval", "60"]  # fmt: skip
         storm = _storm(argv, out, ("problem_id", "sample_idx"), kills, rng, (0.2, 2.0), "infer",
-                       problems * n, 0.3)  # fmt: skip
+                       problems * n, 0.3, (("--http", "httpx"), ("--http", "fast")))  # fmt: skip
     storm.expected = problems * n
     return storm
 
