@@ -99,7 +99,10 @@ def read_dicts(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
 def loads_text(body: bytes) -> Any:
     """`json.loads`, with lone surrogates (which Python's json writes as `\\ud800` and reads
     back) replaced by U+FFFD: such strings could be neither encoded nor written again."""
-    value = json.loads(body)
+    try:
+        value = json.loads(body)
+    except RecursionError:  # 100,000 nested brackets: a bad line, not a crash
+        raise ValueError("nested too deeply") from None
     return _replace_surrogates(value) if _SURROGATE_ESCAPE.search(body) else value
 
 
@@ -125,7 +128,7 @@ def _with_lone_surrogates(body: bytes, model: type[M]) -> M | None:
     if not _SURROGATE_ESCAPE.search(body):
         return None
     try:
-        return model.model_validate(_replace_surrogates(json.loads(body)))
+        return model.model_validate(loads_text(body))
     except (ValueError, ValidationError):
         return None
 
@@ -133,7 +136,7 @@ def _with_lone_surrogates(body: bytes, model: type[M]) -> M | None:
 def _is_torn(body: bytes) -> bool:
     """An unterminated line is torn when it is not a complete JSON value."""
     try:
-        json.loads(body)
+        loads_text(body)
     except (ValueError, UnicodeDecodeError):
         return True
     return False

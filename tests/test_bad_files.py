@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.jsonl import JsonlAppender, read_dicts, read_models
+from llmeval.errors import InputError
+from llmeval.jsonl import JsonlAppender, read_dicts, read_models, repair_tail
 from llmeval.records import Generation
 from llmeval.testing.bad_cases import CASES
 from llmeval.testing.bad_files import ROOT, Env, run_case
@@ -94,3 +95,24 @@ def test_lone_surrogates_in_problems_are_sent_and_stored_as_replacement_characte
     got = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert {(g["problem_id"], g["answer"]) for g in got} == {("a\ufffd", "\ufffd2")}
     assert "What is \ufffd 1+1? \x00" in got[0]["prompt"]
+
+
+DEEP = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+
+
+def test_json_nested_too_deeply_is_a_bad_line_not_a_crash(tmp_path: Path) -> None:
+    from llmeval.chat import MalformedResponse, error_message, parse_completion
+    from llmeval.problems import load_problems
+
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b'{"id": "1", "problem": "x", "answer": "1"}\n' + DEEP + b"\n")
+    with pytest.raises(InputError, match=r"p.jsonl:2: not valid JSON \(nested too deeply\)"):
+        load_problems(path)
+    with pytest.raises(InputError, match=r"p\.jsonl:2"):
+        list(read_dicts(path))
+    path.write_bytes(b'{"id": "1", "problem": "x", "answer": "1"}\n' + DEEP[:-10_000])
+    assert [r["id"] for _, r in read_dicts(path)] == ["1"]  # a torn deep tail is skipped
+    assert repair_tail(path) > 0
+    with pytest.raises(MalformedResponse):
+        parse_completion(DEEP)  # from a hostile server: retried, never a crash
+    assert error_message(DEEP)

@@ -26,6 +26,7 @@ def _gen(pid: str, idx: int, gen: str = "so \\boxed{2}", answer: object = "2") -
 
 GOOD = _rows(*[_gen(p["id"], k, answer=p["answer"]) for p in PROBLEMS for k in (0, 1)])
 INPUT = _rows(*PROBLEMS)
+DEEP = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 HUGE = b"x" * (8 << 20)  # an 8 MB line that is not JSON
 BINARY = bytes(range(256)) * 64
 
@@ -65,14 +66,14 @@ def infer_output(content: bytes, line: int | None) -> Callable[[Path, Env], Setu
 
 
 def judged(
-    cmd: str, content: bytes, line: int | None, folder: bool = False
+    cmd: str, content: bytes, line: int | None, *flags: str, folder: bool = False
 ) -> Callable[[Path, Env], Setup]:
     """`eval` or `report` on a broken generation file (which must not change), or on a
     folder holding only a non-generation file."""
 
     def build(d: Path, env: Env) -> Setup:
         path = _write(d / "aime24_run.jsonl", content)
-        extra = ["--out", str(d / "r.html")] if cmd == "report" else []
+        extra = [*flags, "--out", str(d / "r.html")] if cmd == "report" else [*flags]
         if folder:
             (d / "sub").mkdir()
             _write(d / "sub" / "notes.txt", b"not jsonl")
@@ -190,6 +191,7 @@ WRONG_TYPE = json.dumps({**PROBLEMS[2], "answer": ["4"]}).encode() + b"\n"
 NO_ANSWER = json.dumps({"id": "p9", "problem": "What?"}).encode() + b"\n"
 GEN_DICT = json.dumps({"problem_id": "p1", "sample_idx": 2, "answer": "2", "gen": {}}).encode()
 NO_GOLD = json.dumps({"problem_id": "p1", "sample_idx": 2, "gen": "\\boxed{2}"}).encode()
+GOLD_ROW = b'{"problem_id": "p1", "sample_idx": 0, "gold": "2", "gen": "\\boxed{2}"}\n'
 BAD_IDX = json.dumps({"problem_id": "p1", "sample_idx": "two", "answer": "2", "gen": ""}).encode()
 
 CASES = [
@@ -203,6 +205,7 @@ CASES = [
     Case("infer: missing key (no answer)", infer_input(P0 + NO_ANSWER, 2), 2),
     Case("infer: duplicate ids", infer_input(P0 + P1 + P0, 3), 2),
     Case("infer: an 8 MB non-JSON line", infer_input(P0 + HUGE + b"\n" + P1, 2), 2),
+    Case("infer: JSON nested 100,000 deep", infer_input(P0 + DEEP + b"\n" + P1, 2), 2),
     Case("infer: a JSON array, not objects", infer_input(P0 + b"[1, 2]\n", 2), 2),
     # infer: the output it resumes
     Case("infer: broken line inside the output", infer_output(G0 + b"{torn\n" + G1, 2), 2),
@@ -223,6 +226,11 @@ CASES = [
     Case("eval: wrong type (gen an object)", judged("eval", G0 + GEN_DICT + b"\n", 2), 2),
     Case("eval: missing key (no gold answer)", judged("eval", G0 + G1 + NO_GOLD + b"\n", 3), 2),
     Case("eval: an 8 MB non-JSON line", judged("eval", G0 + HUGE + b"\n" + G1, 2), 2),
+    Case(
+        "eval: JSON nested 100,000 deep (custom keys)",
+        judged("eval", GOLD_ROW + DEEP + b"\n", 2, "--answer-key", "gold"),
+        2,
+    ),
     Case("eval: torn last line", judged("eval", G0 + G1 + G2[:25], None), 0),
     Case("eval: duplicate (problem, sample) rows", judged("eval", G0 + G1 + G0, 3), 0),
     Case("eval: a folder without generation files", judged("eval", b"", None, folder=True), 2),

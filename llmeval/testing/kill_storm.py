@@ -82,6 +82,7 @@ def _storm(
             stderr=subprocess.PIPE,
             env=_env(tag),
             text=True,
+            preexec_fn=_default_sigint,
         )
         storm.runs += 1
         sent = sum(storm.kills.values())
@@ -116,6 +117,12 @@ def _storm(
     storm.duplicated = len(keys) - len(set(keys))
     storm.final = len(set(keys))
     return storm
+
+
+def _default_sigint() -> None:
+    """A process started in the background (`cmd &`) inherits SIGINT ignored, and Python then
+    never raises KeyboardInterrupt: give the child the default, as a terminal would."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _lines(path: Path) -> int:
