@@ -1,51 +1,18 @@
-"""Run llama.cpp's `llama-server` on a free loopback port, wait for /health, always stop it.
+"""llama.cpp's `llama-server` serving one GGUF model on loopback (tests, the demo, the scripts).
 
-The binary runs directly in its own process group, which `stop()` kills (and an `atexit` hook
-kills if the caller never did), so no server outlives the test session or script that started it.
+Runs the binary directly (never a wrapper that would leave it running when killed).
+`python -m llmeval.testing.llama_server` resolves binary and model, then execs the server.
 """
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import os
-import signal
-import socket
-import subprocess
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
-from types import TracebackType
 
-_RUNNING: set[LlamaServer] = set()
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """An ephemeral port that is free right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
+from llmeval.testing.server_process import ServerProcess
 
 
-def wait_for_health(url: str, timeout: float, proc: subprocess.Popen | None = None) -> None:
-    """Poll `url` until it answers 200; fail early if `proc` exits."""
-    deadline = time.monotonic() + timeout
-    while True:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"server exited with code {proc.returncode} before {url} answered")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-            pass
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{url} did not answer within {timeout:.0f} s")
-        time.sleep(0.1)
-
-
-class LlamaServer:
+class LlamaServer(ServerProcess):
     """One llama-server process serving one model (`with LlamaServer(...) as srv: srv.base_url`)."""
 
     def __init__(
@@ -54,31 +21,18 @@ class LlamaServer:
         model: str | Path,
         *,
         alias: str | None = None,
-        port: int | None = None,
-        host: str = "127.0.0.1",
         parallel: int = 4,
         ctx_per_slot: int = 4096,
         threads: int | None = None,
-        log_path: str | Path | None = None,
         extra_args: tuple[str, ...] = (),
+        **kwargs,
     ) -> None:
+        super().__init__(**kwargs)
         self.binary, self.model = Path(binary), Path(model)
         self.alias = alias or self.model.stem
-        self.host, self.port = host, port or free_port(host)
         self.parallel, self.ctx_per_slot = parallel, ctx_per_slot
         self.threads = threads or min(2, os.cpu_count() or 1)
-        self.log_path = Path(log_path) if log_path else None
         self.extra_args = extra_args
-        self.proc: subprocess.Popen | None = None
-
-    @property
-    def base_url(self) -> str:
-        """The OpenAI-style base URL (ends in /v1)."""
-        return f"http://{self.host}:{self.port}/v1"
-
-    @property
-    def health_url(self) -> str:
-        return f"http://{self.host}:{self.port}/health"
 
     def command(self) -> list[str]:
         """The command line that starts the server."""
@@ -90,69 +44,6 @@ class LlamaServer:
             *("--threads", str(self.threads), "--no-webui"),
             *self.extra_args,
         ]
-
-    def start(self, timeout: float = 60.0) -> LlamaServer:
-        """Start the process in its own group and wait until /health answers."""
-        if self.proc is not None and self.proc.poll() is None:
-            raise RuntimeError("server already running")
-        out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
-        try:
-            self.proc = subprocess.Popen(
-                self.command(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-            )
-        finally:
-            if out is not subprocess.DEVNULL:
-                out.close()
-        _RUNNING.add(self)
-        try:
-            wait_for_health(self.health_url, timeout, self.proc)
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop the whole process group: SIGTERM, then SIGKILL after `timeout`. Idempotent."""
-        proc, self.proc = self.proc, None
-        _RUNNING.discard(self)
-        if proc is None:
-            return
-        _signal_group(proc, signal.SIGTERM)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            _signal_group(proc, signal.SIGKILL)
-            proc.wait()
-
-    def kill(self) -> None:
-        """Kill at once (SIGKILL), as a crash or an OOM killer would."""
-        if self.proc is not None:
-            _signal_group(self.proc, signal.SIGKILL)
-            self.proc.wait()
-            self.proc = None
-            _RUNNING.discard(self)
-
-    def __enter__(self) -> LlamaServer:
-        return self.start() if self.proc is None else self
-
-    def __exit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-    def __hash__(self) -> int:
-        return id(self)
-
-
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, sig)  # start_new_session: the group id is the pid
-
-
-@atexit.register
-def _stop_all() -> None:
-    for server in list(_RUNNING):
-        server.stop(timeout=3)
 
 
 def main(argv: list[str] | None = None) -> int:
