@@ -39,7 +39,7 @@ if [[ -n "${TASKS:-}" ]]; then
   done
 else
   for f in "$OUTPUT_DIR"/*.jsonl; do
-    case "$f" in *.verdicts.jsonl | *.verdicts_export.jsonl) continue ;; esac
+    case "$f" in *.verdicts.jsonl | *.verdicts.export.jsonl) continue ;; esac
     [[ -f "$f" ]] && files+=("$f")
   done
 fi

@@ -140,7 +140,8 @@ def test_run_infer_refuses_bad_settings(tmp_path: Path) -> None:
 
 
 def test_get_scores_picks_generation_files_only(tmp_path: Path) -> None:
-    for name in ("aime24.jsonl", "math500.jsonl", "aime24.jsonl.verdicts.jsonl", "x.spec.json"):
+    side = ("aime24.jsonl.verdicts.jsonl", "m.verdicts.export.jsonl")
+    for name in ("aime24.jsonl", "math500.jsonl", *side):
         (tmp_path / name).write_text("")
     (cmd,) = lines(run("get_scores.sh", str(tmp_path), DRY_RUN="1", WORKERS="2"))
     i = cmd.index("eval")
