@@ -1,6 +1,7 @@
 """llama.cpp's `llama-server` serving one GGUF model on loopback (tests, the demo, the scripts).
 
-Runs the binary directly (never a wrapper that would leave it running when killed).
+Runs the binary directly (never a wrapper that would leave it running when killed). One thread
+and `--no-repack` by default: see `LlamaServer`.
 `python -m llmeval.testing.llama_server` resolves binary and model, then execs the server.
 """
 
@@ -13,7 +14,12 @@ from llmeval.testing.server_process import ServerProcess
 
 
 class LlamaServer(ServerProcess):
-    """One llama-server process serving one model (`with LlamaServer(...) as srv: srv.base_url`)."""
+    """One llama-server process serving one model (`with LlamaServer(...) as srv: srv.base_url`).
+
+    `threads=1`: llama.cpp's worker threads spin at barriers, so two threads on a busy 2-core
+    machine ran 8x slower than one. `--no-repack`: on CPUs that report AMX the AMX matmul of
+    quantized models (SmolLM2's Q4_1) crashed with SIGSEGV here; it disables that path.
+    """
 
     def __init__(
         self,
@@ -31,7 +37,7 @@ class LlamaServer(ServerProcess):
         self.binary, self.model = Path(binary), Path(model)
         self.alias = alias or self.model.stem
         self.parallel, self.ctx_per_slot = parallel, ctx_per_slot
-        self.threads = threads or min(2, os.cpu_count() or 1)
+        self.threads = threads or int(os.environ.get("LLMEVAL_LLAMA_THREADS", "1"))
         self.extra_args = extra_args
 
     def command(self) -> list[str]:
@@ -41,7 +47,7 @@ class LlamaServer(ServerProcess):
             *("-m", str(self.model), "--alias", self.alias),
             *("--host", self.host, "--port", str(self.port)),
             *("--parallel", str(self.parallel), "-c", str(self.parallel * self.ctx_per_slot)),
-            *("--threads", str(self.threads), "--no-webui"),
+            *("--threads", str(self.threads), "--no-webui", "--no-repack"),
             *self.extra_args,
         ]
 
@@ -60,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="0: a free port")
     parser.add_argument("--parallel", type=int, default=4, help="concurrent slots")
     parser.add_argument("--ctx-per-slot", type=int, default=4096)
-    parser.add_argument("--threads", type=int)
+    parser.add_argument("--threads", type=int, help="default: $LLMEVAL_LLAMA_THREADS or 1")
     parser.add_argument("--dry-run", action="store_true", help="print the command, do not run")
     args, extra = parser.parse_known_args(argv)
     if args.model:

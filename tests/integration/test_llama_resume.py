@@ -50,7 +50,8 @@ def test_server_killed_mid_run_then_resume(own_server: LlamaServer, tmp_path: Pa
         wait_for_lines(out, 6, proc)
         own_server.kill()  # SIGKILL: requests in flight die with it
         _, err = proc.communicate(timeout=300)
-    assert proc.returncode == 3, err[-2000:]  # incomplete: rerun to resume
+    # 3: samples failed, 4: every server unreachable. Either way: incomplete, rerun to resume.
+    assert proc.returncode in (3, 4), err[-2000:]
     done = line_count(out)
     assert 6 <= done < 12 * N
 

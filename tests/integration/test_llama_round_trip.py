@@ -66,12 +66,14 @@ def test_seeds_reproduce(tiny_server: LlamaServer, tmp_path: Path) -> None:
         run_ok(infer_cmd(inp, out, tiny_server.base_url, n=2, max_tokens=32, **flags))
         return {(r["problem_id"], r["sample_idx"]): r["gen"] for r in records(out)}
 
-    first, again = gens("a", seed=7), gens("b", seed=7, workers=1)
+    # One request at a time: llama.cpp is not batch-invariant, so the same seed in a batch of
+    # other requests can drift after a few tokens (seen with 4 in flight).
+    first, again = gens("a", seed=7, workers=1), gens("b", seed=7, workers=1)
     assert first == again
     # Samples of one problem differ from each other (distinct per-sample seeds) ...
     assert len({first[k] for k in first if k[0] == ids(inp)[0]}) == 2
     # ... and another base seed gives other samples.
-    other = gens("c", seed=8)
+    other = gens("c", seed=8, workers=1)
     assert sum(other[k] != first[k] for k in first) >= len(first) - 1
 
 
