@@ -1,4 +1,4 @@
-"""A tiny random-weight llama GGUF (≈400 KB, written in well under a second) for llama-server tests.
+"""A tiny random-weight llama GGUF (≈500 KB, written in well under a second) for llama-server tests.
 
 No model file ships in git: tests write this one into a temporary folder. Its text is random
 characters, but the server path (chat template, sampling, seeds, streaming, usage) is real.
@@ -24,12 +24,18 @@ N_CTX = 4096
 
 
 def _vocab() -> tuple[list[str], list[int]]:
-    """Tokens and types: <unk> <s> </s>, the newline byte, the space marker, printable ASCII."""
+    """Tokens and types: <unk> <s> </s>, all 256 bytes, the space marker, printable ASCII.
+
+    Every byte has a token: llama.cpp's byte fallback answers HTTP 400 for a character it
+    cannot spell (a tab, an accent, a `≤` in a MATH-500 problem).
+    """
     import gguf
 
     tt = gguf.TokenType
-    tokens = ["<unk>", "<s>", "</s>", "<0x0A>", "\u2581"] + [chr(c) for c in range(33, 127)]
-    types = [tt.UNKNOWN, tt.CONTROL, tt.CONTROL, tt.BYTE] + [tt.NORMAL] * (len(tokens) - 4)
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    types = [tt.UNKNOWN, tt.CONTROL, tt.CONTROL] + [tt.BYTE] * 256
+    tokens += ["\u2581"] + [chr(c) for c in range(33, 127)]
+    types += [tt.NORMAL] * (len(tokens) - len(types))
     return tokens, [int(t) for t in types]
 
 
@@ -63,7 +69,7 @@ def write_tiny_model(path: str | Path, *, seed: int = 0) -> Path:
     writer.add_file_type(gguf.LlamaFileType.ALL_F32)
     writer.add_tokenizer_model("llama")
     writer.add_token_list(tokens)
-    writer.add_token_scores([0.0] * 5 + [-float(i) for i in range(n_vocab - 5)])
+    writer.add_token_scores([0.0] * 259 + [-float(i) for i in range(n_vocab - 259)])
     writer.add_token_types(types)
     writer.add_unk_token_id(0)
     writer.add_bos_token_id(1)
