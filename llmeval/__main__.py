@@ -2,4 +2,6 @@
 
 from llmeval.cli import entry
 
-entry()
+# Guarded: verifier workers start from a forkserver, which imports this module again.
+if __name__ == "__main__":
+    entry()

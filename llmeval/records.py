@@ -149,3 +149,81 @@ class Verdict(BaseModel):
     pred: str | None = None
     gold: str | None = None
     detail: str | None = None
+    # The deadline a "timeout" verdict ran under: a later eval with a longer one retries it.
+    timeout_s: float | None = None
+
+
+class ProblemScore(BaseModel):
+    """One problem's samples in a task: counts, its avg@n, and the answer most samples gave."""
+
+    problem_id: str
+    n_samples: int
+    n_correct: int
+    accuracy: float
+    n_missing: int = 0
+    n_no_answer: int = 0
+    n_timeout: int = 0
+    n_error: int = 0
+    n_truncated: int = 0
+    majority_answer: str | None = None
+    majority_correct: bool = False
+    subject: str | None = None
+    level: str | None = None
+
+
+class GroupScore(BaseModel):
+    """Accuracy over a subset of a task's problems (a MATH-500 subject or level)."""
+
+    n_problems: int
+    accuracy: float | None
+    stderr: float | None = None
+
+
+class TaskScore(BaseModel):
+    """The figures of one generation file (one task); fractions are 0-1."""
+
+    task: str
+    file: str
+    n_problems: int
+    n_samples: int  # n: samples per problem expected (run spec, else the most any problem has)
+    samples_expected: int
+    samples_scored: int
+    samples_missing: int
+    accuracy: float | None
+    stderr: float | None
+    sample_stderr: float | None
+    pass_at_k: dict[str, float] = Field(default_factory=dict)
+    maj_at_k: dict[str, float] = Field(default_factory=dict)
+    n_correct: int = 0
+    n_incorrect: int = 0
+    n_no_answer: int = 0
+    n_timeout: int = 0
+    n_error: int = 0
+    n_truncated: int = 0
+    n_duplicates: int = 0
+    truncation_rate: float | None = None
+    mean_completion_tokens: float | None = None
+    complete: bool
+    by_subject: dict[str, GroupScore] = Field(default_factory=dict)
+    by_level: dict[str, GroupScore] = Field(default_factory=dict)
+    problems: list[ProblemScore] = Field(default_factory=list)
+
+
+class CacheStats(BaseModel):
+    """Verdict cache use in one eval: pairs found, pairs verified now, samples needing none."""
+
+    hits: int = 0
+    new: int = 0
+    timeouts: int = 0
+    files: list[str] = Field(default_factory=list)
+
+
+class ScoreReport(BaseModel):
+    """The result of one `llmeval eval` call, written by `--result-json`."""
+
+    tasks: list[TaskScore]
+    verifier: str
+    policy: str
+    cache: CacheStats
+    llmeval_version: str | None = None
+    schema_version: int = SCHEMA_VERSION

@@ -1,0 +1,128 @@
+"""Files of `eval`: find generation files, their run spec and task, and problem metadata
+(MATH-500 subject and level) from the task's data file when the rows lack it."""
+
+from __future__ import annotations
+
+import glob
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from llmeval.errors import InputError, UsageError
+from llmeval.records import RunSpec
+from llmeval.tasks import Task, get_task, task_from_filename
+
+SIDE_SUFFIXES = (".verdicts.jsonl", ".spec.json")
+META_FIELDS = ("subject", "level")
+
+
+def discover(paths: list[str]) -> list[Path]:
+    """Files named, `*.jsonl` files in folders named, glob matches; caches and exports skipped."""
+    found: list[Path] = []
+    for raw in paths:
+        matches = sorted(glob.glob(raw)) if glob.has_magic(raw) else [raw]
+        if not matches:
+            raise InputError(raw, "no file matches this pattern")
+        for match in matches:
+            path = Path(match)
+            if path.is_dir():
+                found.extend(p for p in sorted(path.glob("*.jsonl")) if _is_generation_file(p))
+            elif not glob.has_magic(raw) or _is_generation_file(path):
+                found.append(path)
+    unique = list(dict.fromkeys(p.resolve() for p in found))
+    if not unique:
+        raise InputError(", ".join(paths), "no generation files (*.jsonl) found")
+    return unique
+
+
+def _is_generation_file(path: Path) -> bool:
+    """A `*.jsonl` found in a folder or by a glob that is not a cache or a verdict export."""
+    name = path.name
+    if not name.endswith(".jsonl") or name.startswith(".") or name.endswith(SIDE_SUFFIXES):
+        return False
+    return not _is_verdict_export(path)
+
+
+def _is_verdict_export(path: Path) -> bool:
+    """Whether the first row looks like an `--export-verdicts` line (status, pred, no gen)."""
+    try:
+        with path.open("rb") as handle:
+            row = json.loads(handle.readline() or b"{}")
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(row, dict) and {"status", "correct", "pred"} <= row.keys() and "gen" not in row
+    )
+
+
+def read_spec(path: Path) -> RunSpec | None:
+    """The run spec beside a generation file (`<file>.spec.json`), if there is one."""
+    spec_path = path.with_name(path.name + ".spec.json")
+    if not spec_path.exists():
+        return None
+    try:
+        return RunSpec.model_validate_json(spec_path.read_bytes())
+    except ValidationError as exc:
+        raise InputError(spec_path, f"not a run spec ({exc.errors()[0]['msg']})") from None
+
+
+def resolve_task(path: Path, flag: str | None, spec: RunSpec | None) -> Task:
+    """The task from `--task`, else the run spec, else the file name, else the first row's
+    `task` field; else a clear error naming the file."""
+    if flag:
+        task = get_task(flag)
+        if task is None:
+            raise UsageError(f"unknown task {flag!r}")
+        return task
+    if spec is not None and spec.task:
+        task = get_task(spec.task)
+        if task is not None:
+            return task
+    task = task_from_filename(path) or _first_row_task(path)
+    if task is None:
+        raise InputError(path, "cannot tell the task from the file name; pass --task NAME")
+    return task
+
+
+def _first_row_task(path: Path) -> Task | None:
+    """The task named by the first row (our records carry `task`), if any."""
+    try:
+        with path.open("rb") as handle:
+            row = json.loads(handle.readline() or b"{}")
+    except (OSError, ValueError):
+        return None
+    name = row.get("task") if isinstance(row, dict) else None
+    return get_task(name) if isinstance(name, str) else None
+
+
+@lru_cache(maxsize=16)
+def _data_meta(task_name: str) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """{problem id: meta} and {problem text: meta} from a task's data file (empty if none)."""
+    task = get_task(task_name)
+    by_id: dict[str, dict[str, Any]] = {}
+    by_text: dict[str, dict[str, Any]] = {}
+    if task is None or not task.data_file.exists():
+        return by_id, by_text
+    for line in task.data_file.open(encoding="utf-8"):
+        row = json.loads(line)
+        meta = {k: row[k] for k in META_FIELDS if k in row}
+        if meta:
+            by_id[str(row["id"])] = meta
+            by_text[row.get("problem") or ""] = meta
+    return by_id, by_text
+
+
+def problem_meta(task: Task, problem_id: str, prompt: Any) -> dict[str, Any]:
+    """Subject and level of a problem from the task's data file: by id, else by its text
+    inside the prompt (upstream rows); {} when the data file has none."""
+    by_id, by_text = _data_meta(task.name)
+    if problem_id in by_id:
+        return by_id[problem_id]
+    if isinstance(prompt, str) and by_text:
+        for text, meta in by_text.items():
+            if text and text in prompt:
+                return meta
+    return {}

@@ -1,0 +1,153 @@
+"""Pure text work on model outputs: strip the reasoning, find the final boxed answer or letter.
+
+Cheap and deterministic; the extracted answer (not the whole text) is what gets verified
+and what keys the verdict cache.
+"""
+
+from __future__ import annotations
+
+import re
+
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+TRUNCATED_REASONS = frozenset({"length", "context_length"})
+
+_BOX_COMMANDS = ("\\boxed", "\\fbox")
+# Digit groups written with a thin space (10\,000): math-verify reads 10*0.
+_THIN_SPACE_GROUP = re.compile(r"(?<=\d)\\,(?=\d{3}(?!\d))")
+_TEXT_WRAPPER = re.compile(
+    r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}"
+)
+_SPACING = re.compile(r"\\left|\\right|\\[!,;:> ]|\\quad|\\qquad|\$|\s+")
+_LEADING_ZEROS = re.compile(r"(?<![\d.])0+(?=\d)")
+_LETTER = re.compile(r"(?<![A-Za-z])([A-D])(?![A-Za-z])")
+_ANSWER_LETTERS = re.compile(
+    r"(?i:answer)(?:\s*(?i:is))?\s*[:：]?\s*\**\s*"
+    r"(\(?[A-D]\)?(?:\s*(?:,|and|or|/|&)\s*\(?[A-D]\)?)*)(?![A-Za-z])"
+)
+
+
+def response_text(
+    gen: str, reasoning: str | None = None, starts_in_think: bool = False
+) -> str | None:
+    """The text after the reasoning, or None when the output never left the reasoning.
+
+    Everything up to the last `</think>` is reasoning. A separate `reasoning` field means
+    `gen` already is the answer part. An opened `<think>` (in `gen`, or at the end of the
+    prompt: `starts_in_think`) that is never closed means there is no answer part.
+    """
+    cut = gen.rfind(THINK_CLOSE)
+    if cut >= 0:
+        return gen[cut + len(THINK_CLOSE) :]
+    if reasoning:
+        return gen
+    if starts_in_think or THINK_OPEN in gen:
+        return None
+    return gen
+
+
+def _braced(text: str, open_pos: int) -> str | None:
+    """The content of the brace group opening at `open_pos`, or None if it never closes."""
+    depth = 0
+    for pos in range(open_pos, len(text)):
+        char = text[pos]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return text[open_pos + 1 : pos]
+    return None
+
+
+def last_boxed(text: str) -> str | None:
+    """Content of the last `\\boxed{...}` / `\\fbox{...}` / `\\boxed x`; None if there is none.
+
+    The last box by starting position wins, so nested boxes give the innermost final one.
+    A last box whose braces never close (a cut-off output) gives None: its answer is unknown.
+    """
+    start = max(text.rfind(cmd) for cmd in _BOX_COMMANDS)
+    if start < 0:
+        return None
+    after = start + (len("\\boxed") if text.startswith("\\boxed", start) else len("\\fbox"))
+    if after < len(text) and text[after].isalpha():  # \boxedsomething is another command
+        return last_boxed(text[:start])
+    rest = text[after:]
+    stripped = rest.lstrip()
+    if stripped.startswith("{"):
+        return _braced(text, len(text) - len(stripped))
+    if rest[:1].isspace() and stripped:  # \boxed 42: one token, to a space or a dollar
+        return re.split(r"[\s$]", stripped, maxsplit=1)[0]
+    return None
+
+
+def clean_math_answer(content: str) -> str | None:
+    """The boxed content as it goes to the verifier; None when empty.
+
+    Whitespace trimmed, a sentence-final period dropped (`42.` -> `42`), thin-space digit
+    groups joined (`10\\,000` -> `10000`). Nothing else: math-verify normalises the rest.
+    """
+    answer = content.strip()
+    while answer.endswith(".") and not answer.endswith("\\."):
+        answer = answer[:-1].rstrip()
+    answer = _THIN_SPACE_GROUP.sub("", answer)
+    return answer or None
+
+
+def extract_math(
+    gen: str, reasoning: str | None = None, starts_in_think: bool = False
+) -> str | None:
+    """The final boxed answer of a math output, cleaned; None when there is none."""
+    text = response_text(gen, reasoning, starts_in_think)
+    if text is None:
+        return None
+    content = last_boxed(text)
+    return None if content is None else clean_math_answer(content)
+
+
+def _letters(text: str) -> list[str]:
+    """Distinct standalone letters A-D in `text`, in order of first appearance."""
+    plain = _TEXT_WRAPPER.sub(r"\1", text)
+    found: list[str] = []
+    for letter in _LETTER.findall(plain):
+        if letter not in found:
+            found.append(letter)
+    return found
+
+
+def extract_choice(
+    gen: str, reasoning: str | None = None, starts_in_think: bool = False
+) -> str | None:
+    """The chosen letter of a multiple-choice output; None when there is none.
+
+    The last box decides (`\\boxed{C}`, `\\boxed{\\text{C}}`, `\\boxed{(C)}`); without a box,
+    the last "Answer: C". Several different letters give them all joined ("A,C"): wrong.
+    A box without any letter gives its content (wrong, but an answer).
+    """
+    text = response_text(gen, reasoning, starts_in_think)
+    if text is None:
+        return None
+    content = last_boxed(text)
+    if content is None:
+        matches = list(_ANSWER_LETTERS.finditer(text))
+        if not matches:
+            return None
+        content = matches[-1].group(1)
+    letters = _letters(content)
+    if not letters:
+        return content.strip() or None
+    return ",".join(letters)
+
+
+def canonical_answer(answer: str) -> str:
+    """A normal form for majority voting: spacing, `\\left`/`\\right`, `\\text{}` wrappers,
+    `dfrac`/`tfrac` and leading zeros of integers do not split votes."""
+    text = _TEXT_WRAPPER.sub(r"\1", answer)
+    text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    text = _SPACING.sub("", text)
+    return _LEADING_ZEROS.sub("", text)
+
+
+def is_truncated(finish_reason: str | None) -> bool:
+    """Whether the server stopped the output at the token or context limit."""
+    return finish_reason in TRUNCATED_REASONS

@@ -1,0 +1,153 @@
+"""Pure statistics over per-sample outcomes: avg@n, both standard errors, pass@k, maj@k, counts.
+
+Problems are the unit: every figure is a mean over problems of a per-problem figure.
+Formulas are written out in the README section "eval".
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One scored sample. `vote` is its answer's equivalence class (None: it does not vote)."""
+
+    problem_id: str
+    sample_idx: int
+    status: str
+    truncated: bool = False
+    vote: str | None = None
+    completion_tokens: int | None = None
+
+    @property
+    def correct(self) -> bool:
+        """Only a verified-correct answer of an output that was not cut off counts."""
+        return self.status == "correct" and not self.truncated
+
+
+def ks_up_to(n: int) -> list[int]:
+    """k = 1, 2, 4, ... up to n, and n itself."""
+    ks = [1 << i for i in range(max(n, 1).bit_length()) if (1 << i) <= n]
+    if n >= 1 and ks[-1] != n:
+        ks.append(n)
+    return ks
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k of Chen et al. (2021): 1 - C(n-c, k) / C(n, k), for k <= n."""
+    if not 0 < k <= n:
+        raise ValueError(f"pass@{k} needs 1 <= k <= n = {n}")
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.prod((n - c - i) / (n - i) for i in range(k))
+
+
+def majority_winner(block: Sequence[Outcome]) -> Outcome | None:
+    """The first sample of the class that wins the vote in `block` (ordered by sample_idx);
+    None if nobody votes.
+
+    Correct answers form one class; the others vote by their class. Samples without a vote
+    abstain. Ties go to the class whose first vote comes earliest (lowest sample_idx).
+    """
+    counts: Counter[str] = Counter()
+    first: dict[str, Outcome] = {}
+    for out in block:  # callers pass blocks in sample_idx order
+        if out.vote is None:
+            continue
+        cls = "\x00correct" if out.status == "correct" and not out.truncated else out.vote
+        counts[cls] += 1
+        first.setdefault(cls, out)
+    if not counts:
+        return None
+    return first[min(counts, key=lambda cls: (-counts[cls], first[cls].sample_idx))]
+
+
+def majority_correct(block: Sequence[Outcome]) -> bool:
+    """Whether the majority answer of `block` is right (see `majority_winner`)."""
+    winner = majority_winner(block)
+    return winner is not None and winner.correct
+
+
+def maj_at_k(samples: Sequence[Outcome], k: int) -> float:
+    """maj@k of one problem: the mean over the disjoint blocks of k consecutive samples
+    (by sample_idx; a last partial block is left out) of whether the block's majority is right."""
+    ordered = sorted(samples, key=lambda o: o.sample_idx)
+    blocks = [ordered[i : i + k] for i in range(0, len(ordered) - k + 1, k)]
+    if not blocks:
+        raise ValueError(f"maj@{k} needs at least {k} samples")
+    return sum(majority_correct(b) for b in blocks) / len(blocks)
+
+
+def clustered_stderr(fractions: Sequence[float]) -> float | None:
+    """Standard error of the mean over problems: sd(p_i, ddof=1) / sqrt(P); None if P < 2."""
+    count = len(fractions)
+    if count < 2:
+        return None
+    mean = sum(fractions) / count
+    var = sum((p - mean) ** 2 for p in fractions) / (count - 1)
+    return math.sqrt(var / count)
+
+
+def sample_stderr(fractions: Sequence[float], sizes: Sequence[int]) -> float | None:
+    """Run-to-run error with the problems fixed: sqrt(sum_i p_i(1-p_i)/(n_i-1)) / P.
+
+    Problems with a single sample add nothing (their variance cannot be estimated).
+    """
+    if not fractions:
+        return None
+    total = sum(p * (1 - p) / (n - 1) for p, n in zip(fractions, sizes, strict=True) if n > 1)
+    return math.sqrt(total) / len(fractions)
+
+
+def group_by_problem(outcomes: Iterable[Outcome]) -> dict[str, list[Outcome]]:
+    """Outcomes per problem, each list ordered by sample_idx; problems in first-seen order."""
+    groups: dict[str, list[Outcome]] = defaultdict(list)
+    for out in outcomes:
+        groups[out.problem_id].append(out)
+    for samples in groups.values():
+        samples.sort(key=lambda o: o.sample_idx)
+    return dict(groups)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The figures of one set of problems (a task, or a subject or level within it)."""
+
+    n_problems: int
+    accuracy: float | None
+    stderr: float | None
+    sample_stderr: float | None
+    pass_at_k: dict[str, float]
+    maj_at_k: dict[str, float]
+
+
+def summarize(groups: dict[str, list[Outcome]]) -> Summary:
+    """avg@n, both standard errors, pass@k and maj@k over the problems of `groups`."""
+    sizes = [len(s) for s in groups.values() if s]
+    fractions = [sum(o.correct for o in s) / len(s) for s in groups.values() if s]
+    if not fractions:
+        return Summary(len(groups), None, None, None, {}, {})
+    ks = ks_up_to(min(sizes))
+    passes = {
+        str(k): _mean(
+            [pass_at_k(len(s), sum(o.correct for o in s), k) for s in groups.values() if s]
+        )
+        for k in ks
+    }
+    majs = {str(k): _mean([maj_at_k(s, k) for s in groups.values() if s]) for k in ks}
+    return Summary(
+        n_problems=len(groups),
+        accuracy=_mean(fractions),
+        stderr=clustered_stderr(fractions),
+        sample_stderr=sample_stderr(fractions, sizes),
+        pass_at_k=passes,
+        maj_at_k=majs,
+    )
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)

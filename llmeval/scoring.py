@@ -1,0 +1,121 @@
+"""Fold the judged samples of one file into a `TaskScore` (pure: no I/O, no verification)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from llmeval.eval_input import InputFile, Sample
+from llmeval.extract import canonical_answer
+from llmeval.metrics import (
+    Outcome,
+    Summary,
+    clustered_stderr,
+    group_by_problem,
+    majority_winner,
+    summarize,
+)
+from llmeval.records import GroupScore, ProblemScore, TaskScore
+
+
+def outcome(sample: Sample, status: str) -> Outcome:
+    """A judged sample for the statistics; a cut-off output does not vote in maj@k."""
+    vote = None if sample.pred is None or sample.truncated else canonical_answer(sample.pred)
+    return Outcome(
+        problem_id=sample.problem_id,
+        sample_idx=sample.sample_idx,
+        status=status,
+        truncated=sample.truncated,
+        vote=vote,
+        completion_tokens=sample.completion_tokens,
+    )
+
+
+def _problem(pid: str, outs: list[Outcome], samples: dict[int, Sample], n: int) -> ProblemScore:
+    statuses = Counter(o.status for o in outs)
+    winner = majority_winner(outs)
+    meta = next(iter(samples.values())).meta if samples else {}
+    correct = sum(o.correct for o in outs)
+    return ProblemScore(
+        problem_id=pid,
+        n_samples=len(outs),
+        n_correct=correct,
+        accuracy=correct / len(outs),
+        n_missing=max(0, n - len(outs)),
+        n_no_answer=statuses["no_answer"],
+        n_timeout=statuses["timeout"],
+        n_error=statuses["error"],
+        n_truncated=sum(o.truncated for o in outs),
+        majority_answer=samples[winner.sample_idx].pred if winner else None,
+        majority_correct=winner is not None and winner.correct,
+        subject=_str(meta.get("subject")),
+        level=_str(meta.get("level")),
+    )
+
+
+def _str(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _groups(problems: list[ProblemScore], attr: str) -> dict[str, GroupScore]:
+    """Accuracy per subject or level, with its clustered standard error."""
+    by: dict[str, list[float]] = {}
+    for prob in problems:
+        value = getattr(prob, attr)
+        if value is not None:
+            by.setdefault(value, []).append(prob.accuracy)
+    return {
+        name: GroupScore(
+            n_problems=len(acc), accuracy=sum(acc) / len(acc), stderr=clustered_stderr(acc)
+        )
+        for name, acc in sorted(by.items())
+    }
+
+
+def task_score(source: InputFile, statuses: Sequence[str]) -> TaskScore:
+    """The figures of one file, given each sample's verdict status (same order as samples)."""
+    outs = [outcome(s, st) for s, st in zip(source.samples, statuses, strict=True)]
+    groups = group_by_problem(outs)
+    by_sample = {(s.problem_id, s.sample_idx): s for s in source.samples}
+    n = max([len(g) for g in groups.values()] + [source.spec_n or 0])
+    problems = [
+        _problem(pid, g, {o.sample_idx: by_sample[(pid, o.sample_idx)] for o in g}, n)
+        for pid, g in groups.items()
+    ]
+    summary: Summary = summarize(groups)
+    counts = Counter(o.status for o in outs)
+    truncated = sum(o.truncated for o in outs)
+    tokens = [o.completion_tokens for o in outs if o.completion_tokens is not None]
+    expected = len(groups) * n
+    n_correct = sum(o.correct for o in outs)
+    return TaskScore(
+        task=source.task.name,
+        file=str(source.path),
+        n_problems=len(groups),
+        n_samples=n,
+        samples_expected=expected,
+        samples_scored=len(outs),
+        samples_missing=expected - len(outs),
+        accuracy=summary.accuracy,
+        stderr=summary.stderr,
+        sample_stderr=summary.sample_stderr,
+        pass_at_k=summary.pass_at_k,
+        maj_at_k=summary.maj_at_k,
+        n_correct=n_correct,
+        n_incorrect=len(outs)
+        - n_correct
+        - counts["no_answer"]
+        - counts["timeout"]
+        - counts["error"],
+        n_no_answer=counts["no_answer"],
+        n_timeout=counts["timeout"],
+        n_error=counts["error"],
+        n_truncated=truncated,
+        n_duplicates=source.duplicates,
+        truncation_rate=truncated / len(outs) if outs else None,
+        mean_completion_tokens=sum(tokens) / len(tokens) if tokens else None,
+        complete=bool(outs) and expected == len(outs),
+        by_subject=_groups(problems, "subject"),
+        by_level=_groups(problems, "level"),
+        problems=problems,
+    )

@@ -1,0 +1,156 @@
+"""The verdict cache: a rerun verifies nothing, added samples verify only their new pairs, a
+killed eval resumes, another verifier id misses; hard deadlines and payloads through the CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from llmeval.cli import main
+from llmeval.records import Verdict
+from llmeval.testing.synthetic import generation, write_jsonl
+
+THINK = "<think>\nLet me compute this carefully, step by step.\n</think>\n\n"
+
+
+def _rows(pid: str, gold: str, finals: list[str], start: int = 0) -> list[dict[str, Any]]:
+    return [
+        generation(pid, start + i, gold, THINK + f"So the answer is $\\boxed{{{f}}}$.")
+        for i, f in enumerate(finals)
+    ]
+
+
+def _eval(path: Path, tmp_path: Path, *extra: str) -> dict[str, Any]:
+    result = tmp_path / "result.json"
+    argv = ["eval", str(path), "--result-json", str(result), "--no-progress", *extra]
+    assert main(argv) == 0
+    return json.loads(result.read_text())
+
+
+# symbolic pairs (no exact fast path): each distinct one needs math-verify
+FINALS = ["x+1", "1+x", "x+1", "x+2", "x+1", "2x", "x+1", "x+1", "x+2", "x-1"]
+
+
+def test_second_run_verifies_nothing_and_added_samples_only_theirs(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "math500_a.jsonl", _rows("p", "x+1", FINALS))
+    first = _eval(path, tmp_path)
+    assert first["cache"] == first["cache"] | {"hits": 0, "new": 5}  # five distinct answers
+    assert (tmp_path / "math500_a.jsonl.verdicts.jsonl").exists()
+    second = _eval(path, tmp_path)
+    assert second["cache"] == second["cache"] | {"hits": 5, "new": 0}
+    assert second["tasks"] == first["tasks"]
+    with path.open("a") as handle:  # 10% more samples: one known answer, one new
+        for row in _rows("p", "x+1", ["x+1", "x+3"], start=10):
+            handle.write(json.dumps(row) + "\n")
+    third = _eval(path, tmp_path)
+    assert third["cache"] == third["cache"] | {"hits": 5, "new": 1}
+    assert third["tasks"][0]["n_samples"] == 12
+
+
+def test_another_verifier_id_misses(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "math500_b.jsonl", _rows("p", "x+1", ["x+2"]))
+    old_id = "math-verify==0.8.0 policy=some-older-policy"
+    old_key = hashlib.sha256("\x1f".join((old_id, "math", "x+1", "x+2")).encode()).hexdigest()
+    forged = Verdict(key=old_key[:32], status="correct", pred="x+2", gold="x+1")
+    cache = tmp_path / "math500_b.jsonl.verdicts.jsonl"
+    cache.write_text(forged.model_dump_json() + "\n")
+    result = _eval(path, tmp_path)
+    assert result["cache"]["new"] == 1 and result["tasks"][0]["n_correct"] == 0
+
+
+def test_killed_eval_keeps_its_verdicts_and_resumes(tmp_path: Path) -> None:
+    # ten quick pairs, then a power tower that blocks the only worker until we kill everything
+    rows = _rows("p", "x+1", [f"x+{i}" for i in range(2, 12)])
+    rows += _rows("q", "42", ["9^{9^{9^{9^{9}}}}"])
+    path = write_jsonl(tmp_path / "math500_c.jsonl", rows)
+    cache = tmp_path / "math500_c.jsonl.verdicts.jsonl"
+    argv = [
+        sys.executable,
+        "-m",
+        "llmeval",
+        "eval",
+        str(path),
+        "--workers",
+        "1",
+        "--timeout",
+        "600",
+    ]
+    proc = subprocess.Popen(argv, start_new_session=True, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if cache.exists() and cache.read_text().count("\n") >= 10:
+                break
+            time.sleep(0.2)
+    finally:
+        proc.kill()  # only the eval itself: its forkserver and worker must not outlive it
+        proc.wait()
+    assert cache.read_text().count("\n") == 10
+    assert _session_empties(proc.pid), "a verifier process outlived the killed eval"
+    with cache.open("a") as handle:  # and a torn line, as a kill mid-write would leave
+        handle.write('{"key": "abc", "sta')
+    result = _eval(path, tmp_path, "--timeout", "1")
+    assert result["cache"] == result["cache"] | {"hits": 10, "new": 1, "timeouts": 1}
+    assert (
+        result["tasks"][0]["n_timeout"] == 1 and result["tasks"][0]["problems"][1]["n_timeout"] == 1
+    )
+    # the timeout is cached for this deadline, retried under a longer one
+    assert _eval(path, tmp_path, "--timeout", "1")["cache"]["new"] == 0
+    assert _eval(path, tmp_path, "--timeout", "1.5")["cache"]["new"] == 1
+
+
+def _session_empties(sid: int, wait_s: float = 20) -> bool:
+    """Wait until no process of session `sid` is left; kill leftovers and say so if any."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        left = _session_members(sid)
+        if not left:
+            return True
+        if time.monotonic() > deadline:
+            for pid in left:
+                os.kill(pid, signal.SIGKILL)
+            return False
+        time.sleep(0.2)
+
+
+def _session_members(sid: int) -> list[int]:
+    """Live (not zombie) processes of session `sid`."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            if os.getsid(int(entry.name)) == sid and state != "Z":
+                members.append(int(entry.name))
+        except (OSError, IndexError):
+            continue
+    return members
+
+
+def test_hostile_sample_times_out_without_stalling_the_rest(tmp_path: Path) -> None:
+    target = tmp_path / "pwned"
+    payload = f"__import__('os').system('touch {target}')"
+    rows = _rows("tower", "42", ["9^{9^{9^{9^{9}}}}"])
+    rows += _rows("payload", "42", [payload, f"\\text{{{payload}}}"])
+    rows += _rows("fine", "x+1", ["1+x", "x+1"])
+    path = write_jsonl(tmp_path / "math500_d.jsonl", rows)
+    exported = tmp_path / "v.jsonl"
+    result = _eval(path, tmp_path, "--timeout", "2", "--export-verdicts", str(exported))
+    statuses = [json.loads(line)["status"] for line in exported.read_text().splitlines()]
+    assert statuses == ["timeout", "incorrect", "incorrect", "correct", "correct"]
+    assert result["tasks"][0]["n_timeout"] == 1
+    assert not target.exists()
+
+
+def test_no_cache_writes_nothing(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "math500_e.jsonl", _rows("p", "x+1", ["x+1"]))
+    assert _eval(path, tmp_path, "--no-cache")["cache"]["new"] == 1
+    assert not (tmp_path / "math500_e.jsonl.verdicts.jsonl").exists()

@@ -1,0 +1,97 @@
+"""The worker pool: hostile answers end as `timeout` by a kill from the parent, nothing else
+waits on them, and no model text is ever executed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from llmeval.extract import extract_math
+from llmeval.verify import verify
+from llmeval.verify_pool import VerifyPool, VerifyResult, VerifyTask
+
+TOWER = "9^{9^{9^{9^{9}}}}"
+
+
+def _run(tasks: list[VerifyTask], workers: int, timeout_s: float) -> tuple[list[VerifyResult], int]:
+    results: list[VerifyResult] = []
+    pool = VerifyPool(workers, timeout_s)
+    pool.run(tasks, results.append)
+    return results, pool.replaced
+
+
+def _task(key: str, gold: str, answer: str) -> VerifyTask:
+    return VerifyTask(key, "math", gold, answer)
+
+
+def test_a_power_tower_times_out_and_the_others_go_on() -> None:
+    fast = [_task(f"f{i}", "\\frac{1}{2}", "\\dfrac{2}{4}" if i % 2 else "x+1") for i in range(6)]
+    results, replaced = _run([_task("tower", "42", TOWER), *fast], workers=2, timeout_s=2)
+    by_key = {r.key: r for r in results}
+    assert by_key["tower"].status == "timeout"
+    assert by_key["tower"].seconds >= 2
+    assert replaced == 1  # the parent killed the stuck worker and started another
+    # nothing waited on the tower: every fast pair was answered before it was given up
+    assert results[-1].key == "tower"
+    assert [by_key[t.key].status for t in fast] == ["incorrect", "correct"] * 3
+
+
+def test_one_worker_is_replaced_and_carries_on() -> None:
+    tasks = [_task("tower", "42", TOWER), _task("a", "42", "\\frac{84}{2}"), _task("b", "7", "8")]
+    results, replaced = _run(tasks, workers=1, timeout_s=1)
+    assert [(r.key, r.status) for r in results] == [
+        ("tower", "timeout"),
+        ("a", "correct"),
+        ("b", "incorrect"),
+    ]
+    assert replaced == 1
+
+
+@pytest.mark.slow
+def test_hostile_answers_never_hang_the_pool() -> None:
+    hostile = [
+        TOWER,
+        "(10^{10^{10}})!",
+        "\\binom{10^{12}}{10^{6}}",
+        "{" * 5000 + "1" + "}" * 5000,
+        "\\frac{" * 3000 + "1" + "}{2}" * 3000,
+        "x" * 200_000,
+    ]
+    tasks = [_task(str(i), "42", text) for i, text in enumerate(hostile)]
+    results, _ = _run(tasks, workers=2, timeout_s=2)
+    assert sorted(r.key for r in results) == sorted(t.key for t in tasks)
+    assert all(r.status in {"incorrect", "timeout", "error"} for r in results)
+
+
+def _payloads(target: Path) -> list[str]:
+    cmd = f"__import__('os').system('touch {target}')"
+    return [
+        f"\\boxed{{{cmd}}}",
+        f"\\boxed{{\\text{{{cmd}}}}}",
+        f'\\boxed{{eval("{cmd}")}}',
+        f'\\boxed{{exec("{cmd}")}}',
+        f"\\boxed{{1+{cmd}}}",
+        f"\\boxed{{(lambda: {cmd})()}}",
+        f"\\boxed{{\\mathrm{{{cmd}}}}}",
+        f"The answer is {cmd}",
+    ]
+
+
+def test_python_payloads_are_never_executed(tmp_path: Path) -> None:
+    target = tmp_path / "pwned"
+    answers = [extract_math(p) for p in _payloads(target)]
+    assert answers[-1] is None  # no box: never reaches the verifier at all
+    for answer in filter(None, answers):
+        assert verify(gold="42", answer=answer) == "incorrect"
+    tasks = [_task(str(i), "42", a) for i, a in enumerate(filter(None, answers))]
+    results, _ = _run(tasks, workers=2, timeout_s=10)
+    assert {r.status for r in results} == {"incorrect"}
+    assert not target.exists()
+
+
+def test_a_too_small_memory_cap_does_not_turn_verdicts_into_errors() -> None:
+    pool = VerifyPool(1, 30, memory_mb=1)
+    results: list[VerifyResult] = []
+    pool.run([_task("a", "x+1", "1+x"), _task("b", "(1,2)", "[1,2]")], results.append)
+    assert [r.status for r in results] == ["correct", "incorrect"]

@@ -1,0 +1,158 @@
+"""The verification table, in the Math-Verify style: (gold, model output, expected status).
+
+Every row goes through the real path: extraction, then math-verify under the strict policy.
+Every real mis-grade found later becomes a row here.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from llmeval.extract import extract_choice, extract_math
+from llmeval.testing.synthetic import reasoning
+from llmeval.verify import exact_status, gold_latex, verifier_id, verify
+
+THINK = "<think>\n" + reasoning(4000, random.Random(7)) + "\n</think>\n\n"
+
+
+def judge(gold: str, gen: str, kind: str = "math") -> str:
+    """What eval decides for one output (no cache, no pool: these rows are all fast)."""
+    pred = extract_choice(gen) if kind == "choice" else extract_math(gen)
+    if pred is None:
+        return "no_answer"
+    return verify(gold=gold, answer=pred, kind=kind)  # type: ignore[arg-type]
+
+
+MATH_ROWS = [
+    # the plain case, with long reasoning before
+    ("42", THINK + "So the answer is $\\boxed{42}$.", "correct"),
+    ("42", THINK + "So the answer is $\\boxed{41}$.", "incorrect"),
+    # nested braces, dfrac
+    ("\\frac{\\sqrt{3}}{2}", THINK + "$\\boxed{\\dfrac{\\sqrt{3}}{2}}$", "correct"),
+    ("\\frac{14}{3}", THINK + "$\\boxed{14/3}$", "correct"),
+    ("\\frac{14}{3}", THINK + "$\\boxed{4.6667}$", "incorrect"),
+    # several boxes in one span: only the last counts (math-verify alone makes a set)
+    ("42", THINK + "$\\boxed{1}$ and so $\\boxed{42}$", "correct"),
+    ("1", THINK + "$\\boxed{1}$ and so $\\boxed{42}$", "incorrect"),
+    ("2", "\\boxed{\\boxed{2}}", "correct"),
+    # boxes inside the reasoning never count
+    ("7", "<think>\nmaybe \\boxed{7}\n</think>\nFinal: \\boxed{8}", "incorrect"),
+    ("7", "<think>\nmaybe \\boxed{7}, let me check the case n = 3 again", "no_answer"),
+    ("7", THINK + "I am not sure, perhaps 7.", "no_answer"),
+    ("42", THINK + "\\boxed{41} no wait \\boxed{42", "no_answer"),
+    ("42", THINK + "\\boxed{}", "no_answer"),
+    # \fbox and the bare form
+    ("42", THINK + "\\fbox{42}", "correct"),
+    ("42", THINK + "$\\boxed 42$", "correct"),
+    # \text{}, units, degrees
+    ("\\text{Evelyn}", THINK + "\\boxed{\\text{Evelyn}}", "correct"),
+    ("\\text{Evelyn}", THINK + "\\boxed{Evelyn}", "correct"),
+    ("5", THINK + "\\boxed{5\\text{ cm}}", "correct"),
+    ("42", THINK + "\\boxed{42\\text{ degrees}}", "correct"),
+    ("60", THINK + "\\boxed{60^\\circ}", "correct"),
+    ("90^\\circ", THINK + "\\boxed{90}", "correct"),
+    ("\\frac{\\pi}{3}", THINK + "\\boxed{60^\\circ}", "incorrect"),  # degrees never become radians
+    ("18.90", THINK + "\\boxed{\\$18.90}", "correct"),
+    # percentages: 10\% equals both 10 and 0.1 (math-verify's reading)
+    ("10", THINK + "\\boxed{10\\%}", "correct"),
+    ("0.1", THINK + "\\boxed{10\\%}", "correct"),
+    # intervals, tuples, sets
+    ("(1,2)", THINK + "\\boxed{[1,2]}", "incorrect"),
+    ("[1,2)", THINK + "\\boxed{[1, 2)}", "correct"),
+    ("\\left( 3, \\frac{\\pi}{2} \\right)", THINK + "\\boxed{(3, \\frac{\\pi}{2})}", "correct"),
+    (
+        "\\left(3, \\frac{\\pi}{2}\\right)",
+        THINK + "\\boxed{\\left(3,\\dfrac{\\pi}{2}\\right)}",
+        "correct",
+    ),
+    ("-8,1", THINK + "\\boxed{1, -8}", "correct"),
+    ("-8,1", THINK + "\\boxed{-8}", "incorrect"),
+    ("3", THINK + "\\boxed{3, 5}", "incorrect"),
+    ("(1,8,19), (2,7,13)", THINK + "\\boxed{(2,7,13),(1,8,19)}", "correct"),
+    # equations
+    ("5", THINK + "\\boxed{x=5}", "correct"),
+    ("x=5", THINK + "\\boxed{5}", "correct"),
+    ("4x+5", THINK + "\\boxed{4x+5}", "correct"),  # gold parsed inside $...$, not as "4"
+    ("4x+5", THINK + "\\boxed{4}", "incorrect"),
+    ("p - q", THINK + "\\boxed{-q+p}", "correct"),
+    # AIME formatting: zero padding, sentence period, digit groups, a space inside
+    ("25", THINK + "\\boxed{025}", "correct"),
+    ("25", THINK + "\\boxed{0025}", "correct"),
+    ("42", THINK + "\\boxed{42.}", "correct"),
+    ("42", THINK + "\\boxed{4 2}", "incorrect"),  # read as a mixed number, never as 42
+    ("10000", THINK + "\\boxed{10\\,000}", "correct"),
+    ("10000", THINK + "\\boxed{10{,}000}", "correct"),
+    ("10000", THINK + "\\boxed{10,000}", "correct"),  # digit groups of three: a number
+    ("1,2", THINK + "\\boxed{2,1}", "correct"),  # otherwise a comma makes a set
+    # minerva-style scientific gold
+    ("4.5e33", THINK + "\\boxed{4.5 \\times 10^{33}}", "correct"),
+    ("1.6", THINK + "\\boxed{1.60}", "correct"),
+    ("\\infty", THINK + "\\boxed{\\infty}", "correct"),
+]
+
+
+@pytest.mark.parametrize(("gold", "gen", "expected"), MATH_ROWS)
+def test_math_table(gold: str, gen: str, expected: str) -> None:
+    assert judge(gold, gen) == expected
+
+
+CHOICE_ROWS = [
+    ("C", THINK + "\\boxed{C}", "correct"),
+    ("C", THINK + "\\boxed{\\text{C}}", "correct"),
+    ("C", THINK + "\\boxed{(C)}", "correct"),
+    ("C", THINK + "Answer: C", "correct"),
+    ("C", THINK + "**Answer:** (C)", "correct"),
+    ("C", THINK + "\\boxed{B}", "incorrect"),
+    ("C", THINK + "\\boxed{A, C}", "incorrect"),
+    ("C", THINK + "Answer: C or D", "incorrect"),
+    ("C", THINK + "\\boxed{2.5 eV}", "incorrect"),
+    ("C", THINK + "It must be C, I think.", "no_answer"),
+    ("C", "<think>\nAnswer: C is tempting", "no_answer"),
+]
+
+
+@pytest.mark.parametrize(("gold", "gen", "expected"), CHOICE_ROWS)
+def test_choice_table(gold: str, gen: str, expected: str) -> None:
+    assert judge(gold, gen, kind="choice") == expected
+
+
+@pytest.mark.parametrize(
+    ("gold", "answer"),
+    [
+        ("42", "042"),
+        ("42", "41"),
+        ("-7", "-7"),
+        ("-7", "7"),
+        ("\\frac{3}{4}", "\\dfrac{6}{8}"),
+        ("\\frac{3}{4}", "3/4"),
+        ("\\frac{3}{4}", "\\frac{4}{3}"),
+        ("6", "\\frac{12}{2}"),
+        ("0", "-0"),
+        ("-\\frac{1}{2}", "-\\frac{2}{4}"),
+    ],
+)
+def test_exact_fast_path_agrees_with_math_verify(gold: str, answer: str) -> None:
+    import math_verify
+
+    fast = exact_status(gold, answer)
+    assert fast is not None
+    slow = math_verify.verify(
+        math_verify.parse(gold_latex(gold)),
+        math_verify.parse("\\boxed{" + answer + "}"),
+    )
+    assert fast == ("correct" if slow else "incorrect")
+
+
+def test_gold_goes_inside_a_math_span() -> None:
+    assert gold_latex("4x+5") == "$4x+5$"
+    assert gold_latex("$5$") == "$5$"
+    assert gold_latex("4.5e33") == "$4.5 \\times 10^{33}$"
+
+
+def test_verifier_id_names_versions_and_policy() -> None:
+    vid = verifier_id("math")
+    assert "math-verify==0.9.0" in vid
+    assert "policy=" in vid
+    assert verifier_id("choice") != vid
