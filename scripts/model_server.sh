@@ -21,6 +21,7 @@
 #   DTYPE            vLLM --dtype                                                 [auto]
 #   LLAMA_PARALLEL   llama.cpp slots (concurrent requests)                            [4]
 #   LLAMA_CTX        llama.cpp context per slot                                    [4096]
+#   LLAMA_THREADS    llama.cpp threads (more only helps on idle cores)                 [1]
 #   EXTRA_ARGS       appended to the engine's command line (e.g. --reasoning-parser deepseek_r1)
 #   PYTHON           the Python that has the engine (and llmeval, for llama.cpp)  [python3]
 #   HEALTH_TIMEOUT   seconds to wait for /health                                    [1800]
@@ -48,12 +49,13 @@ GPU_MEM=${GPU_MEM:-0.90}
 DTYPE=${DTYPE:-auto}
 LLAMA_PARALLEL=${LLAMA_PARALLEL:-4}
 LLAMA_CTX=${LLAMA_CTX:-4096}
+LLAMA_THREADS=${LLAMA_THREADS:-1}
 HEALTH_TIMEOUT=${HEALTH_TIMEOUT:-1800}
 read -r -a EXTRA <<<"${EXTRA_ARGS:-}"
 [[ "$ACTION" == command ]] && DRY_RUN=1
 
 die() { echo "model_server.sh: error: $*" >&2; exit 2; }
-for v in TP DP PORT LLAMA_PARALLEL LLAMA_CTX MAX_MODEL_LEN HEALTH_TIMEOUT; do
+for v in TP DP PORT LLAMA_PARALLEL LLAMA_CTX LLAMA_THREADS MAX_MODEL_LEN HEALTH_TIMEOUT; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
 done
 ((TP >= 1 && DP >= 1)) || die "TP and DP must be at least 1"
@@ -104,7 +106,7 @@ llama.cpp | llamacpp | llama)
   ENGINE=llama.cpp
   ((TP == 1 && DP == 1)) || die "llama.cpp runs one CPU replica: use TP=1 DP=1"
   CMD=("$PYTHON" -m llmeval.testing.llama_server --host "$HOST" --port "$PORT"
-    --parallel "$LLAMA_PARALLEL" --ctx-per-slot "$LLAMA_CTX")
+    --parallel "$LLAMA_PARALLEL" --ctx-per-slot "$LLAMA_CTX" --threads "$LLAMA_THREADS")
   [[ -n "$MODEL" ]] && CMD+=(--model "$MODEL")
   [[ -n "${SERVED_NAME:-}" ]] && CMD+=(--alias "$SERVED_NAME")
   ;;

@@ -23,18 +23,18 @@ pytestmark = [pytest.mark.integration, pytest.mark.smollm]
 
 
 def test_smollm_round_trip(smollm_server: LlamaServer, tmp_path: Path) -> None:
-    inp = problems(tmp_path / "in", "math500", 3)
+    inp = problems(tmp_path / "in", "math500", 2)
     out = tmp_path / "math500.jsonl"
-    cmd = infer_cmd(inp, out, smollm_server.base_url, n=2, max_tokens=160, model=SMOLLM2_NAME)
+    cmd = infer_cmd(inp, out, smollm_server.base_url, n=2, max_tokens=96, model=SMOLLM2_NAME)
     run_ok(cmd)
     recs = records(out)
     assert_complete(recs, [r["id"] for r in records(inp)], 2)
     for rec in recs:
         words = re.findall(r"[A-Za-z]{3,}", rec["gen"])
-        assert len(words) >= 10, rec["gen"]  # English prose, not random characters
+        assert len(words) >= 8, rec["gen"]  # English prose, not random characters
         assert rec["finish_reason"] in ("stop", "length")
     score = task_result(eval_result(out, result=tmp_path / "scores.json"), "math500")
-    assert score["n_problems"] == 3 and score["complete"] is True
+    assert score["n_problems"] == 2 and score["complete"] is True
     n_length = sum(r["finish_reason"] == "length" for r in recs)
     assert score["n_truncated"] == n_length
     assert 0.0 <= score["accuracy"] <= 1.0
