@@ -89,7 +89,9 @@ for task in "${TASK_LIST[@]}"; do
   "${cmd[@]}" 2> >(tee -a "$log" >&2) || rc=$?
   wait  # let tee flush the log
   if ((rc != 0)); then
-    echo "run_infer.sh: $task ended with exit code $rc (rerun to resume)" >&2
+    hint=""
+    ((rc == 3 || rc == 4)) && hint=" (rerun to resume)"
+    echo "run_infer.sh: $task ended with exit code $rc$hint" >&2
     ((rc == 130)) && exit 130
     ((status == 0)) && status=$rc
   fi
