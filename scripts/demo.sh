@@ -5,7 +5,7 @@
 # on a small slice (the 30 AIME 2024 problems + 20 MATH-500 problems, 2 samples each); then
 # `llmeval eval` prints the scores. Rerun it: it resumes and regenerates nothing.
 #
-# Environment: DEMO_MATH500 [20] problems, DEMO_N [2] samples, DEMO_MAX_TOKENS [192],
+# Environment: DEMO_MATH500 [20] problems, DEMO_N [2] samples, DEMO_MAX_TOKENS [128],
 #   DEMO_OUT [output/demo], LLAMA_THREADS [1], LLMEVAL_CACHE_DIR [.cache] (llama-server's build).
 # The scores are low: a 135M model gets competition math wrong. That is the honest result.
 set -euo pipefail
@@ -14,7 +14,7 @@ ROOT=$PWD
 DEMO_OUT=${DEMO_OUT:-output/demo}
 DEMO_MATH500=${DEMO_MATH500:-20}
 DEMO_N=${DEMO_N:-2}
-DEMO_MAX_TOKENS=${DEMO_MAX_TOKENS:-192}
+DEMO_MAX_TOKENS=${DEMO_MAX_TOKENS:-128}
 PY=$ROOT/.venv/bin/python
 say() { printf '\n== demo: %s\n' "$*" >&2; }
 started=$SECONDS

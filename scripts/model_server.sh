@@ -137,7 +137,7 @@ fi
 
 healthy() {
   if command -v curl >/dev/null; then
-    curl -fsS -o /dev/null --max-time 2 "$BASE/health"
+    curl -fs -o /dev/null --max-time 2 "$BASE/health"
   else
     "$PYTHON" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' \
       "$BASE/health" 2>/dev/null
