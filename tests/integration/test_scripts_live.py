@@ -132,3 +132,23 @@ def test_llama_server_is_stopped_when_the_body_raises(llama_binary: Path, tiny_m
         assert pid is not None and served_models(server.base_url) == ["tiny"]
         raise KeyError("the test body failed")
     assert server.pid is None and not alive(pid)
+
+
+def test_demo_script_runs_resumes_and_stops_its_server(tiny_model: Path, tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    env = script_env(
+        tmp_path, DEMO_MODEL=str(tiny_model), DEMO_PYTHON=sys.executable, DEMO_OUT=str(out),
+        DEMO_N="1", DEMO_MATH500="3", DEMO_MAX_TOKENS="8",
+    )  # fmt: skip
+    cmd = ["bash", str(SCRIPTS / "demo.sh")]
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert first.returncode == 0, first.stderr[-3000:]
+    result = json.loads((out / "tiny" / "scores.json").read_text())
+    assert {t["task"]: t["n_problems"] for t in result["tasks"]} == {"aime24": 30, "math500": 3}
+    assert all(t["complete"] for t in result["tasks"])
+    assert not (out / "logs" / "server.pid").exists()  # the trap stopped the server
+    files = [out / "tiny" / f"{task}.jsonl" for task in ("aime24", "math500")]
+    before = [f.read_bytes() for f in files]
+    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert [f.read_bytes() for f in files] == before  # resumed: nothing regenerated
