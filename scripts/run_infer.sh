@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Sample every task with the recommended settings: `llmeval infer` per task, resumable.
+#
+# Usage: scripts/run_infer.sh [TASK...]      (tasks also from TASKS; rerun to resume)
+# Writes OUTPUT_DIR/<task>.jsonl (+ .spec.json) and a log per task in OUTPUT_DIR/logs/<task>.log.
+# A rerun asks only for the samples still missing; a larger N adds samples without redoing any.
+#
+# Environment (defaults in brackets):
+#   BASE_URLS     one or more server base URLs, space- or comma-separated; requests go to
+#                 the least-loaded one                             [http://127.0.0.1:8000/v1]
+#   MODEL         the served model name                [the only model the first server lists]
+#   TASKS         task names                                        [aime24 aime25 math500]
+#   INPUT_DIR     where <task>.jsonl problem files are                   [the repository's data/]
+#   OUTPUT_DIR    where generations go                                [output/<MODEL name>]
+#   N_SAMPLES     samples per problem for every task (overrides the two below)
+#   N_SMALL       samples per problem for the 30-40-problem sets (aime*, hmmt25, amc23)  [64]
+#   N_LARGE       samples per problem for the other tasks (math500, ...)                 [8]
+#   TEMPERATURE [0.6]  TOP_P [0.95]  MAX_TOKENS [32768]  SEED [0]
+#   MAX_WORKERS   requests in flight (all servers together)                            [128]
+#   STREAM        1: stream (no read timeout on 32k-token outputs), 0: --no-stream        [1]
+#   SYSTEM_PROMPT a system prompt (none by default)
+#   EXTRA_ARGS    more `llmeval infer` flags (e.g. --top-k 20 --timeout 3600)
+#   LLMEVAL       the llmeval command                  [llmeval, else python3 -m llmeval]
+#   DRY_RUN=1     print the commands, run nothing
+# Exit code: 0 when every task is complete, else the first failing task's code (3: rerun).
+set -euo pipefail
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+case "${1:-}" in -h | --help) usage; exit 0 ;; esac
+die() { echo "run_infer.sh: error: $*" >&2; exit 2; }
+
+BASE_URLS=${BASE_URLS:-http://127.0.0.1:8000/v1}
+read -r -a URLS <<<"${BASE_URLS//,/ }"
+((${#URLS[@]} > 0)) || die "BASE_URLS is empty"
+if (($# > 0)); then TASK_LIST=("$@"); else read -r -a TASK_LIST <<<"${TASKS:-aime24 aime25 math500}"; fi
+INPUT_DIR=${INPUT_DIR:-$(cd "$(dirname "$0")/.." && pwd)/data}
+TEMPERATURE=${TEMPERATURE:-0.6}
+TOP_P=${TOP_P:-0.95}
+MAX_TOKENS=${MAX_TOKENS:-32768}
+SEED=${SEED:-0}
+MAX_WORKERS=${MAX_WORKERS:-128}
+N_SMALL=${N_SMALL:-64}
+N_LARGE=${N_LARGE:-8}
+read -r -a EXTRA <<<"${EXTRA_ARGS:-}"
+if [[ -n "${LLMEVAL:-}" ]]; then read -r -a LLMEVAL_CMD <<<"$LLMEVAL"
+elif command -v llmeval >/dev/null; then LLMEVAL_CMD=(llmeval)
+else LLMEVAL_CMD=(python3 -m llmeval); fi
+for v in N_SMALL N_LARGE MAX_TOKENS MAX_WORKERS SEED ${N_SAMPLES:+N_SAMPLES}; do
+  [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
+done
+
+MODEL=${MODEL:-}
+if [[ -z "$MODEL" && "${DRY_RUN:-0}" != 1 ]]; then
+  # Ask the first server, as `llmeval infer` would, so the output folder can be named.
+  MODEL=$(curl -fsS --max-time 10 "${URLS[0]%/}/models" |
+    python3 -c 'import json, sys; ids = [m["id"] for m in json.load(sys.stdin)["data"]]; print(ids[0] if len(ids) == 1 else "")') ||
+    die "cannot list models at ${URLS[0]%/}/models: set MODEL"
+  [[ -n "$MODEL" ]] || die "${URLS[0]} serves several models: set MODEL"
+fi
+OUTPUT_DIR=${OUTPUT_DIR:-output/$(basename "${MODEL:-MODEL}")}
+
+samples_for() {
+  if [[ -n "${N_SAMPLES:-}" ]]; then echo "$N_SAMPLES"; return; fi
+  case "$1" in aime* | hmmt* | amc*) echo "$N_SMALL" ;; *) echo "$N_LARGE" ;; esac
+}
+
+status=0
+for task in "${TASK_LIST[@]}"; do
+  input=$INPUT_DIR/$task.jsonl
+  [[ -f "$input" || "${DRY_RUN:-0}" == 1 ]] || die "no problem file $input for task '$task'"
+  cmd=("${LLMEVAL_CMD[@]}" infer --input "$input" --output "$OUTPUT_DIR/$task.jsonl")
+  for url in "${URLS[@]}"; do cmd+=(--base-url "$url"); done
+  [[ -n "$MODEL" ]] && cmd+=(--model "$MODEL")
+  cmd+=(--n-samples "$(samples_for "$task")" --temperature "$TEMPERATURE" --top-p "$TOP_P"
+    --max-tokens "$MAX_TOKENS" --seed "$SEED" --max-workers "$MAX_WORKERS")
+  [[ "${STREAM:-1}" == 0 ]] && cmd+=(--no-stream)
+  [[ -n "${SYSTEM_PROMPT:-}" ]] && cmd+=(--system-prompt "$SYSTEM_PROMPT")
+  cmd+=("${EXTRA[@]}")
+  if [[ "${DRY_RUN:-0}" == 1 ]]; then
+    printf '%q ' "${cmd[@]}" | sed 's/ $//'
+    echo
+    continue
+  fi
+  mkdir -p "$OUTPUT_DIR/logs"
+  log=$OUTPUT_DIR/logs/$task.log
+  echo "run_infer.sh: $task -> $OUTPUT_DIR/$task.jsonl (log: $log)" >&2
+  printf '\n[%s] %s\n' "$(date -u +%FT%TZ)" "${cmd[*]}" >>"$log"
+  rc=0
+  "${cmd[@]}" 2> >(tee -a "$log" >&2) || rc=$?
+  wait  # let tee flush the log
+  if ((rc != 0)); then
+    hint=""
+    ((rc == 3 || rc == 4)) && hint=" (rerun to resume)"
+    echo "run_infer.sh: $task ended with exit code $rc$hint" >&2
+    ((rc == 130)) && exit 130
+    ((status == 0)) && status=$rc
+  fi
+done
+exit "$status"

@@ -1,0 +1,156 @@
+"""The GPU scripts' argument handling and the engine command lines they build (DRY_RUN=1).
+
+vLLM and SGLang cannot run here; what they would be started with is checked exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+
+
+def run(script: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if k not in ("MODEL", "ENGINE", "TASKS")}
+    full_env.update(env)
+    return subprocess.run(
+        ["bash", str(SCRIPTS / script), *args],
+        env=full_env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+def lines(proc: subprocess.CompletedProcess[str]) -> list[list[str]]:
+    assert proc.returncode == 0, proc.stderr
+    return [shlex.split(line) for line in proc.stdout.splitlines()]
+
+
+def flag(cmd: list[str], name: str) -> str:
+    return cmd[cmd.index(name) + 1]
+
+
+@pytest.mark.parametrize("script", ["model_server.sh", "run_infer.sh", "get_scores.sh", "demo.sh"])
+def test_help(script: str) -> None:
+    if script == "demo.sh":  # no --help: its header is its documentation
+        assert "SmolLM2" in (SCRIPTS / script).read_text()
+        return
+    proc = run(script, "--help")
+    assert proc.returncode == 0
+    assert "Environment" in proc.stdout and "set -euo" not in proc.stdout
+
+
+def test_vllm_command_line() -> None:
+    proc = run(
+        "model_server.sh", "command", ENGINE="vllm", MODEL="/models/Qwen3-8B", TP="2", DP="4",
+        PORT="9000", MAX_MODEL_LEN="36000", GPU_MEM="0.85", EXTRA_ARGS="--reasoning-parser qwen3",
+    )  # fmt: skip
+    (cmd,) = lines(proc)
+    assert cmd[1:3] == ["-m", "vllm.entrypoints.openai.api_server"]
+    assert flag(cmd, "--model") == "/models/Qwen3-8B"
+    assert flag(cmd, "--served-model-name") == "Qwen3-8B"
+    assert flag(cmd, "--tensor-parallel-size") == "2"
+    assert flag(cmd, "--data-parallel-size") == "4"
+    assert flag(cmd, "--port") == "9000"
+    assert flag(cmd, "--max-model-len") == "36000"
+    assert flag(cmd, "--gpu-memory-utilization") == "0.85"
+    assert cmd[-2:] == ["--reasoning-parser", "qwen3"]
+
+
+def test_vllm_defaults_fit_32k_generations() -> None:
+    (cmd,) = lines(run("model_server.sh", ENGINE="vllm", MODEL="org/m", DRY_RUN="1"))
+    assert int(flag(cmd, "--max-model-len")) > 32768
+    assert flag(cmd, "--data-parallel-size") == "1" and flag(cmd, "--host") == "127.0.0.1"
+
+
+@pytest.mark.parametrize(
+    ("dp", "router", "module"),
+    [
+        ("1", "", "sglang.launch_server"),
+        ("8", "", "sglang_router.launch_server"),
+        ("8", "0", "sglang.launch_server"),
+    ],
+)
+def test_sglang_command_line(dp: str, router: str, module: str) -> None:
+    env = {"ENGINE": "sglang", "MODEL": "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "DP": dp}
+    if router:
+        env["SGLANG_ROUTER"] = router
+    (cmd,) = lines(run("model_server.sh", "command", **env))
+    assert flag(cmd, "-m") == module
+    assert flag(cmd, "--model-path") == env["MODEL"]
+    assert flag(cmd, "--served-model-name") == "DeepSeek-R1-Distill-Qwen-7B"
+    assert flag(cmd, "--dp-size") == dp and flag(cmd, "--tp-size") == "1"
+    assert flag(cmd, "--mem-fraction-static") == "0.90"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"ENGINE": "tgi", "MODEL": "m"}, "unknown ENGINE"),
+        ({"ENGINE": "vllm"}, "set MODEL"),
+        ({"ENGINE": "vllm", "MODEL": "m", "TP": "two"}, "TP must be a whole number"),
+        ({"ENGINE": "llama.cpp", "DP": "2"}, "one CPU replica"),
+    ],
+)
+def test_model_server_refuses_bad_settings(env: dict[str, str], message: str) -> None:
+    proc = run("model_server.sh", "command", **env)
+    assert proc.returncode == 2 and message in proc.stderr
+
+
+def test_run_infer_recommended_settings() -> None:
+    proc = run(
+        "run_infer.sh", DRY_RUN="1", MODEL="org/Qwen3-8B", LLMEVAL="llmeval",
+        BASE_URLS="http://gpu1:8000/v1, http://gpu2:8000/v1",
+    )  # fmt: skip
+    cmds = lines(proc)
+    assert [flag(c, "--output") for c in cmds] == [
+        f"output/Qwen3-8B/{t}.jsonl" for t in ("aime24", "aime25", "math500")
+    ]
+    assert [flag(c, "--n-samples") for c in cmds] == ["64", "64", "8"]
+    for cmd in cmds:
+        assert cmd[cmd.index("infer") - 1] == "llmeval"
+        assert flag(cmd, "--temperature") == "0.6" and flag(cmd, "--top-p") == "0.95"
+        assert flag(cmd, "--max-tokens") == "32768" and flag(cmd, "--model") == "org/Qwen3-8B"
+        urls = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--base-url"]
+        assert urls == ["http://gpu1:8000/v1", "http://gpu2:8000/v1"]
+        assert "--no-stream" not in cmd
+        assert Path(flag(cmd, "--input")).name == Path(flag(cmd, "--output")).name
+        assert Path(flag(cmd, "--input")).parent.name == "data"
+
+
+def test_run_infer_overrides() -> None:
+    proc = run(
+        "run_infer.sh", "gpqa_diamond", DRY_RUN="1", N_SAMPLES="4", STREAM="0",
+        OUTPUT_DIR="/runs/x", EXTRA_ARGS="--top-k 20", SYSTEM_PROMPT="Think hard.",
+    )  # fmt: skip
+    (cmd,) = lines(proc)
+    assert flag(cmd, "--output") == "/runs/x/gpqa_diamond.jsonl"
+    assert flag(cmd, "--n-samples") == "4" and "--no-stream" in cmd
+    assert flag(cmd, "--system-prompt") == "Think hard." and cmd[-2:] == ["--top-k", "20"]
+
+
+def test_run_infer_refuses_bad_settings(tmp_path: Path) -> None:
+    proc = run("run_infer.sh", N_SAMPLES="many", MODEL="m", DRY_RUN="1")
+    assert proc.returncode == 2 and "N_SAMPLES must be a whole number" in proc.stderr
+    proc = run("run_infer.sh", "nosuchtask", MODEL="m", INPUT_DIR=str(tmp_path))
+    assert proc.returncode == 2 and "no problem file" in proc.stderr
+
+
+def test_get_scores_picks_generation_files_only(tmp_path: Path) -> None:
+    side = ("aime24.jsonl.verdicts.jsonl", "m.verdicts.export.jsonl")
+    for name in ("aime24.jsonl", "math500.jsonl", *side):
+        (tmp_path / name).write_text("")
+    (cmd,) = lines(run("get_scores.sh", str(tmp_path), DRY_RUN="1", WORKERS="2"))
+    i = cmd.index("eval")
+    assert cmd[i + 1 : i + 3] == [str(tmp_path / "aime24.jsonl"), str(tmp_path / "math500.jsonl")]
+    assert flag(cmd, "--result-json") == str(tmp_path / "scores.json")
+    assert flag(cmd, "--workers") == "2"
+
+
+def test_get_scores_refuses_empty_or_missing(tmp_path: Path) -> None:
+    assert "no generation files" in run("get_scores.sh", str(tmp_path)).stderr
+    assert "no folder" in run("get_scores.sh", str(tmp_path / "nope")).stderr
+    assert run("get_scores.sh").returncode == 2
