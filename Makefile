@@ -48,8 +48,12 @@ format: $(STAMP)
 	$(PY) -m ruff format llmeval tests bench scripts
 	$(PY) -m ruff check --fix llmeval tests bench scripts
 
+## Reliability stress runs, full size (about 15 min on 2 busy cores); each prints its figures last.
 stress: $(STAMP)
-	@echo "no stress scripts yet"
+	$(PY) bench/stress_kill.py
+	$(PY) bench/stress_faults.py
+	$(PY) bench/stress_hostile.py
+	$(PY) bench/stress_bad_inputs.py
 
 bench: $(STAMP)
 	@echo "no benchmarks yet"

@@ -1,6 +1,11 @@
 """`python -m llmeval`."""
 
-from llmeval.cli import entry
+import sys
+
+try:
+    from llmeval.cli import entry
+except KeyboardInterrupt:  # Ctrl-C while importing: no traceback
+    sys.exit(130)
 
 # Guarded: verifier workers start from a forkserver, which imports this module again.
 if __name__ == "__main__":

@@ -27,7 +27,10 @@ def loads(raw: bytes) -> Any:
     try:
         return from_json(raw)
     except ValueError:
-        return json.loads(raw)
+        try:
+            return json.loads(raw)
+        except RecursionError:  # brackets nested 100,000 deep
+            raise ValueError("JSON nested too deeply") from None
 
 
 def build_body(
@@ -73,7 +76,7 @@ def error_message(raw: bytes, limit: int = 300) -> str:
     text = raw.decode("utf-8", "replace")
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     if isinstance(data, dict):
         inner = data.get("error", data)

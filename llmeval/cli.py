@@ -72,5 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
-    """Console-script entry point."""
-    sys.exit(main())
+    """Console-script entry point (Ctrl-C while starting up is a quiet exit 130 too)."""
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        print("llmeval: interrupted", file=sys.stderr)
+        code = EXIT_INTERRUPTED
+    sys.exit(code)

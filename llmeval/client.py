@@ -146,6 +146,7 @@ class ChatClient:
         self.config = config
         self.retries = 0
         self.in_flight = 0
+        self.models_problem = ""  # what /models answered when it did not list models
         ctx = ssl.create_default_context()  # one context for all pools: loading it is slow
         headers = {
             "content-type": "application/json",
@@ -190,6 +191,8 @@ class ChatClient:
                     found = [str(m["id"]) for m in json.loads(raw)["data"]]
                 except (ValueError, KeyError, TypeError):
                     found = []
+            elif status != 200:  # kept for the error when no model is found at all
+                self.models_problem = f"{ep.label}/models: HTTP {status}: {error_message(raw)}"
         if len(errors) == len(self.endpoints):
             raise ServerError("; ".join(errors))
         for error in errors:
@@ -271,7 +274,13 @@ def _os_reason(exc: BaseException) -> str | None:
     seen = 0
     cause: BaseException | None = exc
     while cause is not None and seen < 10:
-        if isinstance(cause, OSError) and cause.errno and cause.errno > 0:
+        # an SSL error's errno is the SSL library's code, not the system's: not a reason here
+        if (
+            isinstance(cause, OSError)
+            and not isinstance(cause, ssl.SSLError)
+            and cause.errno
+            and cause.errno > 0
+        ):
             return os.strerror(cause.errno).lower()
         cause, seen = cause.__cause__ or cause.__context__, seen + 1
     return None

@@ -51,7 +51,7 @@ def _is_verdict_export(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
             row = json.loads(handle.readline() or b"{}")
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return (
         isinstance(row, dict) and {"status", "correct", "pred"} <= row.keys() and "gen" not in row
@@ -92,7 +92,7 @@ def _first_row_task(path: Path) -> Task | None:
     try:
         with path.open("rb") as handle:
             row = json.loads(handle.readline() or b"{}")
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     name = row.get("task") if isinstance(row, dict) else None
     return get_task(name) if isinstance(name, str) else None

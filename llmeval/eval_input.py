@@ -7,6 +7,7 @@ a one-element list, optional `doc_id`/`sample_index`). Big texts are dropped aft
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from llmeval.eval_files import META_FIELDS, problem_meta, read_spec, resolve_tas
 from llmeval.extract import THINK_OPEN, extract_choice, extract_math, is_truncated
 from llmeval.jsonl import read_dicts, read_models
 from llmeval.tasks import Task
+
+log = logging.getLogger("llmeval")
 
 
 @dataclass(slots=True)
@@ -165,13 +168,25 @@ def read_input(
     task = resolve_task(path, task_flag, spec)
     result = InputFile(path, task, spec_n=spec.n_samples if spec else None)
     reader = _RowReader(path, task, answer_key, response_key)
-    seen: set[tuple[str, int]] = set()
+    seen: dict[tuple[str, int], int] = {}
+    first_repeat = ""
     for lineno, row in _rows(path, answer_key, response_key):
         sample = reader.sample(lineno, row)
         key = (sample.problem_id, sample.sample_idx)
         if key in seen:
             result.duplicates += 1
+            first_repeat = (
+                first_repeat or f"{path}:{lineno}: {key[0]}#{key[1]} (first: {seen[key]})"
+            )
             continue
-        seen.add(key)
+        seen[key] = lineno
         result.samples.append(sample)
+    if not result.samples:
+        raise InputError(path, "no samples in the file (empty)")
+    if result.duplicates:
+        log.warning(
+            "%s; %d repeated (problem, sample) rows, each counted once",
+            first_repeat,
+            result.duplicates,
+        )
     return result

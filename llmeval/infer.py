@@ -152,7 +152,8 @@ async def _resolve_model(client: ChatClient, wanted: str | None) -> str:
         log.info("model: %s (the only one the server lists)", served[0])
         return served[0]
     if not served:
-        raise ServerError("the server lists no models at /v1/models; pass --model")
+        why = f" ({client.models_problem})" if client.models_problem else ""
+        raise ServerError(f"the server lists no models at /v1/models{why}; pass --model")
     raise UsageError(
         f"the server serves several models ({', '.join(served)}); pick one with --model"
     )

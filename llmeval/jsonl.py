@@ -7,9 +7,11 @@ warning and `repair_tail` cuts away before the next append.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,14 +73,17 @@ def read_models(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:
             if unterminated and _is_torn(body):
                 log.warning("%s:%d: torn last line skipped (interrupted write)", path, lineno)
                 return
-            raise InputError(path, _short(exc), line=lineno) from None
+            record = _with_lone_surrogates(body, model)
+            if record is None:
+                raise InputError(path, _short(exc), line=lineno) from None
+            yield lineno, record
 
 
 def read_dicts(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Stream JSON objects from a JSONL file as (line number, dict); same rules as read_models."""
     for lineno, body, unterminated in iter_lines(path):
         try:
-            value = json.loads(body)
+            value = loads_text(body)
         except (ValueError, UnicodeDecodeError) as exc:
             if unterminated:
                 log.warning("%s:%d: torn last line skipped (interrupted write)", path, lineno)
@@ -91,10 +96,47 @@ def read_dicts(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield lineno, value
 
 
+def loads_text(body: bytes) -> Any:
+    """`json.loads`, with lone surrogates (which Python's json writes as `\\ud800` and reads
+    back) replaced by U+FFFD: such strings could be neither encoded nor written again."""
+    try:
+        value = json.loads(body)
+    except RecursionError:  # 100,000 nested brackets: a bad line, not a crash
+        raise ValueError("nested too deeply") from None
+    return _replace_surrogates(value) if _SURROGATE_ESCAPE.search(body) else value
+
+
+# `\ud800`-`\udfff` escapes: what Python's json.dumps writes for a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _replace_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_surrogates(v) for v in value]
+    return value
+
+
+def _with_lone_surrogates(body: bytes, model: type[M]) -> M | None:
+    """A line pydantic refused only for lone-surrogate escapes (which Python's json writes
+    and reads): read with `json` and the surrogates replaced by U+FFFD; None otherwise."""
+    if not _SURROGATE_ESCAPE.search(body):
+        return None
+    try:
+        return model.model_validate(loads_text(body))
+    except (ValueError, ValidationError):
+        return None
+
+
 def _is_torn(body: bytes) -> bool:
     """An unterminated line is torn when it is not a complete JSON value."""
     try:
-        json.loads(body)
+        loads_text(body)
     except (ValueError, UnicodeDecodeError):
         return True
     return False
@@ -174,8 +216,16 @@ class JsonlAppender:
                 written = os.write(self._fd, view)
                 view = view[written:]
         except OSError as exc:
+            self._cut_partial(len(data) - len(view))
             raise OutputError(f"{self.path}: cannot write: {exc.strerror}") from None
         self.lines_written += data.count(b"\n")
+
+    def _cut_partial(self, written: int) -> None:
+        """After a failed write (disk full), cut the part of a line that did get written, so
+        the file still ends on a whole line."""
+        if written:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, os.fstat(self._fd).st_size - written)
 
     def close(self) -> None:
         """Close the file; safe to call twice."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from llmeval.errors import InputError
-from llmeval.jsonl import iter_lines
+from llmeval.jsonl import iter_lines, loads_text
 from llmeval.records import Problem
 from llmeval.tasks import render_prompt
 
@@ -92,7 +92,7 @@ def load_problems(path: str | Path, keys: InputKeys | None = None) -> list[Probl
     first_line: dict[str, int] = {}
     for line, body, _ in iter_lines(path):
         try:
-            row = json.loads(body)
+            row = loads_text(body)
         except (ValueError, UnicodeDecodeError) as exc:
             raise InputError(path, f"not valid JSON ({exc})", line=line) from None
         if not isinstance(row, dict):

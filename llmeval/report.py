@@ -3,6 +3,8 @@ and the progress display (a rich bar on a terminal, plain lines otherwise)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -13,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from llmeval.errors import OutputError
 from llmeval.eval_input import InputFile
 from llmeval.jsonl import JsonlAppender, write_json_atomic
 from llmeval.records import ScoreReport, TaskScore
@@ -112,8 +115,23 @@ def write_result(path: Path, report: ScoreReport) -> None:
 
 
 def export_verdicts(path: Path, files: list[InputFile], statuses: list[list[str]]) -> int:
-    """One JSON line per sample (`--export-verdicts`); returns the lines written."""
-    path.unlink(missing_ok=True)
+    """One JSON line per sample (`--export-verdicts`), written whole through a temporary file
+    and a rename (an earlier export stays if writing fails); returns the lines written."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.unlink(missing_ok=True)
+        lines = _export_rows(tmp, files, statuses)
+        os.replace(tmp, path)
+    except (OSError, OutputError) as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        if isinstance(exc, OutputError):  # name the file asked for, not the temporary one
+            raise OutputError(str(exc).replace(str(tmp), str(path))) from None
+        raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    return lines
+
+
+def _export_rows(path: Path, files: list[InputFile], statuses: list[list[str]]) -> int:
     with JsonlAppender(path) as out:
         for source, file_statuses in zip(files, statuses, strict=True):
             for sample, status in zip(source.samples, file_statuses, strict=True):

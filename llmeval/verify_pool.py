@@ -87,7 +87,8 @@ def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> N
     from llmeval import verify
 
     verify.warm_up()  # a no-op when inherited from the forkserver; keeps first deadlines fair
-    conn.send(("ready", None))
+    if not _send(conn, ("ready", None)):
+        return
     while True:
         try:
             msg = conn.recv()
@@ -104,7 +105,17 @@ def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> N
             reply = ("error", "too deeply nested")
         except Exception as exc:  # an unexpected failure is a verdict, never a crash
             reply = ("error", f"{type(exc).__name__}")
-        conn.send(reply)
+        if not _send(conn, reply):
+            return
+
+
+def _send(conn: Connection, message: object) -> bool:
+    """Send to the eval; False when it is gone (killed or interrupted): leave quietly."""
+    try:
+        conn.send(message)
+    except OSError:
+        return False
+    return True
 
 
 class _Worker:

@@ -49,6 +49,7 @@ class ServerConfig:
     max_words: int = 80
     reasoning_field: str | None = None  # "reasoning_content" or "reasoning": split it out
     latency: float = 0.0  # seconds before every chat answer
+    latency_jitter: float = 0.0  # plus a uniform random 0..jitter seconds
     token_rate: float = 0.0  # streamed tokens per second (0: all at once)
     max_context: int | None = None  # prompt + max_tokens above this -> context-length 400
     faults: dict[str, float] = field(default_factory=dict)  # kind -> probability
@@ -137,8 +138,8 @@ class OpenAIServer:
                 if not keep or not req.keep_alive:
                     break
             await writer.drain()
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass  # cancelled: the server is stopping (ending normally keeps asyncio quiet)
         except Exception as exc:  # a bug here: answer 500 and say so, rather than hang up
             self.stats["server errors"] += 1
             text = f"test server bug: {type(exc).__name__}: {exc}"
@@ -206,6 +207,8 @@ class OpenAIServer:
         if fault:
             self.stats[f"fault {fault}"] += 1
         delay = cfg.latency + (cfg.slow_delay if fault == "slow" else 0.0)
+        if cfg.latency_jitter > 0:
+            delay += self._rng.uniform(0, cfg.latency_jitter)
         if delay > 0:
             await asyncio.sleep(delay)
         if fault in ("429", "408", "500", "503"):
@@ -288,6 +291,10 @@ class ThreadedServer:
         self._ready.set()
         self._loop.run_forever()
         self._loop.run_until_complete(self.server.stop())
+        pending = asyncio.all_tasks(self._loop)  # connections still open: end them quietly
+        for task in pending:
+            task.cancel()
+        self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         self._loop.close()
 
     def start(self) -> ThreadedServer:

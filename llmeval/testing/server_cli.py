@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="split the reasoning out into this message field",
     )
     p.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    p.add_argument("--latency-jitter", type=float, default=0.0, help="plus uniform 0..S seconds")
     p.add_argument("--token-rate", type=float, default=0.0, help="streamed tokens/s (0: at once)")
     p.add_argument("--max-context", type=int, help="context-length 400 above this many tokens")
     p.add_argument("--faults", default="", help=f"KIND=RATE,... kinds: {' '.join(FAULTS)}")
@@ -59,6 +60,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_words=args.max_words,
         reasoning_field=args.reasoning_field,
         latency=args.latency,
+        latency_jitter=args.latency_jitter,
         token_rate=args.token_rate,
         max_context=args.max_context,
         faults=parse_faults(args.faults),
