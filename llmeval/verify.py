@@ -151,10 +151,14 @@ def verify(*, gold: str, answer: str, kind: AnswerKind = "math") -> VerdictStatu
     exact = exact_status(gold, answer)
     if exact is not None:
         return exact
-    mv = _math_verify()
-    matched = mv.verify(
-        parse_gold(gold),
-        parse_answer(answer),
+    gold_parsed, answer_parsed = parse_gold(gold), parse_answer(answer)
+    from llmeval.verify_shortcut import clearly_unequal
+
+    if clearly_unequal(gold_parsed, answer_parsed):  # skips simplify; same verdict (tested)
+        return "incorrect"
+    matched = _math_verify().verify(
+        gold_parsed,
+        answer_parsed,
         float_rounding=FLOAT_ROUNDING,
         numeric_precision=NUMERIC_PRECISION,
         strict=True,

@@ -21,9 +21,11 @@ EVAL_MODULES = [
     "verify",
     "verify_pool",
     "verify_preload",
+    "verify_shortcut",
     "commands/eval",
 ]
-HOMES = {"math_verify": {"verify"}, "latex2sympy2_extended": {"verify"}, "sympy": {"verify"}}
+HOMES = {"math_verify": {"verify"}, "latex2sympy2_extended": {"verify"}}
+HOMES |= {"sympy": {"verify", "verify_shortcut"}}
 HOMES |= {"rich": {"report"}, "httpx": set()}
 
 

@@ -1,0 +1,134 @@
+"""The `clearly_unequal` shortcut against math-verify itself: wherever the shortcut decides
+`incorrect`, math-verify's full `verify` (with its simplify) says not equal too."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from llmeval.tasks import DATA_DIR
+from llmeval.verify import (
+    FLOAT_ROUNDING,
+    NUMERIC_PRECISION,
+    exact_status,
+    parse_answer,
+    parse_gold,
+    verify,
+)
+from llmeval.verify_shortcut import clearly_unequal
+
+
+def _math_verify(gold: str, answer: str) -> bool:
+    import math_verify
+
+    return math_verify.verify(
+        parse_gold(gold),
+        parse_answer(answer),
+        float_rounding=FLOAT_ROUNDING,
+        numeric_precision=NUMERIC_PRECISION,
+        strict=True,
+        allow_set_relation_comp=False,
+        timeout_seconds=10,
+    )
+
+
+def _fires(gold: str, answer: str) -> bool:
+    return clearly_unequal(parse_gold(gold), parse_answer(answer))
+
+
+# (gold, answer): pairs the shortcut decides (math-verify must say not equal)
+DECIDED = [
+    ("3\\sqrt{13}", "11"),
+    ("3\\sqrt{13}", "\\frac{7}{2}"),
+    ("-\\frac{\\pi}{6}", "-1"),
+    ("\\pi", "3.14"),  # 3.14 vs 3.14159...: apart in the 4th digit
+    ("\\sqrt{51}", "\\sqrt{50}"),
+    ("70 \\sqrt{2}", "98"),
+    ("0.15", "0.25"),
+    ("1.25", "\\frac{4}{3}"),
+    ("p - q", "7"),
+    ("x^5 - x^4 + x^3 - x^2 + x - 1", "0"),
+    ("-2 + 7i", "5"),  # math-verify reads i as a symbol here
+    ("4x+5", "4"),
+    ("\\frac{\\sqrt{3}}{2}", "\\frac{1}{2}"),
+    ("2^{10}", "1000"),
+    ("\\log 2", "1"),
+    ("5", "x+1"),
+]
+
+# pairs it must leave to math-verify (equal values, percent, symbols, sets, relations, ...)
+LEFT = [
+    ("3\\sqrt{13}", "\\sqrt{117}"),  # equal values
+    ("\\frac{1}{3}", "0.333333"),  # equal after math-verify's rounding
+    ("\\pi", "3.14159"),  # too close to call
+    ("70 \\sqrt{2}", "99"),  # 98.995: within 1e-4 relative
+    ("10", "10\\%"),  # percent: 10% equals 10 to math-verify
+    ("0.1", "10\\%"),
+    ("e", "e"),  # a symbol named e
+    ("\\text{e}", "2.718281828"),
+    ("1,-2", "1"),  # a set
+    ("\\left( 3, \\frac{\\pi}{2} \\right)", "3"),  # a tuple
+    ("x=5", "5"),  # an equation
+    ("5", "x=4"),
+    ("\\infty", "1000"),
+    ("10^{-9}", "0"),  # apart by less than 1e-4
+    ("2i+1", "1+2i"),  # both non-constant
+    ("\\sin^2 x + \\cos^2 x", "1"),  # constant in disguise: evaluates equal
+    ("x - x + 1", "1"),
+]
+
+
+@pytest.mark.parametrize(("gold", "answer"), DECIDED)
+def test_decided_pairs_are_unequal_to_math_verify(gold: str, answer: str) -> None:
+    assert _fires(gold, answer)
+    assert not _math_verify(gold, answer)
+    assert verify(gold=gold, answer=answer) == "incorrect"
+
+
+@pytest.mark.parametrize(("gold", "answer"), LEFT)
+def test_doubtful_pairs_are_left_to_math_verify(gold: str, answer: str) -> None:
+    assert not _fires(gold, answer)
+    expected = "correct" if _math_verify(gold, answer) else "incorrect"
+    assert verify(gold=gold, answer=answer) == expected
+
+
+_ANSWERS = [
+    "x", "x+1", "2x", "e", "\\pi", "\\sqrt{2}", "i", "2i+1", "\\infty", "0", "0.0000001",
+    "50\\%", "\\frac{\\sqrt{3}}{2}", "-\\frac{\\pi}{6}", "p-q", "x^2", "1.5", "(1,2)", "x=3",
+    "\\sin x", "\\log 2", "0.333333", "10^{-9}", "-0", "e^{i\\pi}", "\\sqrt{-1}",
+]  # fmt: skip
+
+
+def _near(gold: list[object]) -> list[str]:
+    """Decimals close to the gold's value (rounded to 2-12 places, off by 2e-4, as a percent)."""
+    from llmeval.verify_shortcut import _constant
+
+    out = []
+    for item in gold:
+        value = None if isinstance(item, str) else _constant(item)  # type: ignore[arg-type]
+        if value is not None:
+            out += [f"{float(value):.{d}f}" for d in (2, 4, 6, 8, 12)]
+            out += [repr(float(value) * (1 + 2e-4)), f"{float(value) * 100:.6f}\\%"]
+    return out
+
+
+@pytest.mark.slow
+def test_sweep_over_benchmark_golds() -> None:
+    """Golds of the math data files against integers, fractions, other golds, near decimals
+    and tricky forms: every pair the shortcut decides, math-verify also finds unequal."""
+    rng = random.Random(6)
+    golds = sorted({json.loads(line)["answer"] for line in (DATA_DIR / "math500.jsonl").open()})
+    golds = [str(g) for g in rng.sample(golds, 40)]
+    decided = 0
+    for gold in golds:
+        answers = {gold, str(rng.randint(-5, 100)), f"\\frac{{{rng.randint(1, 9)}}}{{7}}"}
+        answers |= set(rng.sample(golds, 3)) | set(rng.sample(_ANSWERS, 5))
+        answers |= set(_near(parse_gold(gold)))
+        for answer in sorted(answers):
+            if exact_status(gold, answer) is not None or not _fires(gold, answer):
+                continue
+            decided += 1
+            assert not _math_verify(gold, answer), (gold, answer)
+    assert decided > 100  # the shortcut is not a no-op on real golds
