@@ -109,7 +109,38 @@ def _math_verify() -> Any:
     logging.getLogger("latex2sympy2_extended").setLevel(logging.CRITICAL + 1)
     import math_verify
 
+    _memoize_number_parsing()
     return math_verify
+
+
+def _memoize_number_parsing() -> None:
+    """latex2sympy2_extended turns every number token into `sympy.Number(text)`, which runs
+    sympy's expression parser (about 3 ms, most of a short answer's parse). Give plain digit
+    strings `Integer` directly (what that parser returns for them) and remember the rest.
+    Results are identical (tested); only the tested latex2sympy2_extended version is touched."""
+    from latex2sympy2_extended import latex2sympy2
+    from sympy import Integer
+
+    if _version("latex2sympy2_extended") != "1.11.0":
+        return
+    cls = latex2sympy2._Latex2Sympy
+    original = getattr(cls.parse_number, "original", cls.parse_number)
+    memo: dict[str, Any] = {}
+
+    def parse_number(self: Any, text: str) -> Any:
+        value = memo.get(text)
+        if value is None:
+            plain = text.replace(",", "")
+            if plain.isascii() and plain.isdigit() and len(plain) <= 50:
+                value = Integer(int(plain))
+            else:
+                value = original(self, text)
+            if len(memo) < 4096:
+                memo[text] = value
+        return value
+
+    parse_number.original = original  # type: ignore[attr-defined]
+    cls.parse_number = parse_number
 
 
 @lru_cache(maxsize=4096)

@@ -1,5 +1,6 @@
-"""The `clearly_unequal` shortcut against math-verify itself: wherever the shortcut decides
-`incorrect`, math-verify's full `verify` (with its simplify) says not equal too."""
+"""Speed-ups of verification against math-verify itself: wherever the `clearly_unequal`
+shortcut decides `incorrect`, math-verify's full `verify` (with its simplify) says not equal
+too; memoized number parsing returns what latex2sympy2_extended's own does."""
 
 from __future__ import annotations
 
@@ -132,3 +133,29 @@ def test_sweep_over_benchmark_golds() -> None:
             decided += 1
             assert not _math_verify(gold, answer), (gold, answer)
     assert decided > 100  # the shortcut is not a no-op on real golds
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["0", "7", "007", "42", "1,000", "10,000,000", "9" * 50, "9" * 51, "1.5", "0.333333",
+     "3.14159265358979323846264338", "042.50", "١٢", "0,5"],
+)  # fmt: skip
+def test_number_parsing_is_unchanged(text: str) -> None:
+    from latex2sympy2_extended import latex2sympy2
+
+    from llmeval.verify import _math_verify
+
+    _math_verify()  # installs the memo
+    parse = latex2sympy2._Latex2Sympy.parse_number
+    assert hasattr(parse, "original")
+    try:
+        expected = parse.original(None, text)
+    except Exception as exc:  # the same failure, then
+        with pytest.raises(type(exc)):
+            parse(None, text)
+        return
+    for _ in range(2):  # computed, then remembered
+        got = parse(None, text)
+        assert type(got) is type(expected)
+        assert got == expected
+        assert getattr(got, "_prec", None) == getattr(expected, "_prec", None)
