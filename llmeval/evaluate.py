@@ -4,7 +4,6 @@ pool for the distinct misses), and fold the verdicts into per-task scores."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +66,10 @@ class _Pending:
 def read_all(options: EvalOptions) -> list[InputFile]:
     """Find and read every input file, several at once."""
     paths = discover(options.paths)
+    if len(paths) == 1:
+        return [read_input(paths[0], options.task, options.answer_key, options.response_key)]
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=min(4, len(paths))) as pool:
         reads = [
             pool.submit(read_input, p, options.task, options.answer_key, options.response_key)
@@ -171,21 +174,21 @@ def _judge_known(
     keys: list[str | None] = []
     statuses: list[str] = []
     kind = source.task.kind
+    pairs: dict[tuple[str, str], tuple[str | None, str]] = {}  # (gold, pred) -> (quick, key)
     for sample in source.samples:
         if sample.pred is None:
             keys.append(None)
             statuses.append("no_answer")
             continue
-        quick = (
-            choice_status(sample.gold, sample.pred)
-            if kind == "choice"
-            else exact_status(sample.gold, sample.pred)
-        )
+        pair = (sample.gold, sample.pred)
+        known = pairs.get(pair)
+        if known is None:
+            known = pairs[pair] = _quick(kind, *pair)
+        quick, key = known
         if quick is not None:
             keys.append(None)
             statuses.append(quick)
             continue
-        key = verdict_key(kind, sample.gold, sample.pred)
         keys.append(key)
         hit = None if key in pending.tasks else cache.get(key)
         statuses.append(hit.status if hit else "")
@@ -200,3 +203,9 @@ def _judge_known(
             if cache_file and cache_file not in pending.wanted_by[key]:
                 pending.wanted_by[key].append(cache_file)
     return keys, statuses
+
+
+def _quick(kind: str, gold: str, pred: str) -> tuple[str | None, str]:
+    """A pair's status when known without verifying (letters, exact rationals), else its key."""
+    quick = choice_status(gold, pred) if kind == "choice" else exact_status(gold, pred)
+    return quick, "" if quick is not None else verdict_key(kind, gold, pred)  # type: ignore[arg-type]

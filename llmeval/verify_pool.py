@@ -6,17 +6,20 @@ on. Workers fork from a forkserver that preloaded math-verify, with a cap on add
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import signal
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from multiprocessing.connection import Connection, wait
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from llmeval.errors import LlmevalError
+
+if TYPE_CHECKING:  # multiprocessing is imported when a pool starts: a cached eval needs none
+    import multiprocessing as mp
+    from multiprocessing.connection import Connection
 
 DEFAULT_MEMORY_MB = 3072
 WORKER_DIED = "worker died"
@@ -166,6 +169,8 @@ class VerifyPool:
     def _collect(self, pool: list[_Worker], on_result: Callable[[VerifyResult], None]) -> None:
         """Wait for a reply or the earliest deadline; kill and replace workers past theirs."""
         now = time.monotonic()
+        from multiprocessing.connection import wait
+
         deadlines = [w.started + self.timeout_s for w in pool if w.task]
         wait_s = max(0.0, min(deadlines) - now) if deadlines else None
         for conn in wait([w.conn for w in pool], timeout=wait_s):
@@ -205,7 +210,9 @@ class VerifyPool:
 
 
 def _context() -> mp.context.BaseContext:
-    ctx = mp.get_context("forkserver")
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(_PRELOAD)
     return ctx
 
