@@ -1,0 +1,89 @@
+"""The report in headless Chromium: table, filters, expanding samples, no injected script runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from llmeval.html_report import render_report
+from llmeval.report_data import group_problems
+from llmeval.testing.cdp import Browser, find_chromium
+from llmeval.testing.report_fixtures import HOSTILE, hostile_run, make_run
+
+CHROMIUM = find_chromium()
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="Chromium not installed (apt-get install chromium)"
+    ),
+]
+
+ROWS = "document.querySelectorAll('#ptable tr.prow').length"
+
+
+def _set_filter(b: Browser, value: str) -> None:
+    b.eval(
+        "(() => { const s = document.getElementById('filter-select');"
+        f" s.value = {json.dumps(value)}; s.dispatchEvent(new Event('change')); }})()"
+    )
+
+
+@pytest.mark.parametrize("compress", [True, False], ids=["gzip", "json"])
+def test_report_in_chromium(tmp_path: Path, compress: bool) -> None:
+    run = hostile_run(n_problems=20, n=8)
+    problems = group_problems(run.samples)["aime24"]
+    want_noans = sum(any(s.status == "no_answer" for s in r) for r in problems.values())
+    assert 0 < want_noans < len(problems)
+    page = tmp_path / "report.html"
+    page.write_text(
+        render_report(
+            run, {"model": "m"}, baseline=make_run("old", n_problems=20, n=8), compress=compress
+        )
+    )
+
+    with Browser(CHROMIUM, tmp_path / "profile", size=(1400, 1800)) as b:
+        b.open(page.as_uri())
+        b.wait_for("document.body.dataset.ready === '1'")
+        title = b.eval("document.title")
+        assert title == "llmeval report: m"
+        assert b.eval(ROWS) == len(problems)
+        assert b.eval("document.querySelectorAll('#pictures svg').length") == 5
+
+        _set_filter(b, "no_answer")
+        assert b.eval(ROWS) == want_noans
+        _set_filter(b, "all")
+        assert b.eval(ROWS) == len(problems)
+
+        b.click("#ptable th[data-key='frac']")  # sort: hardest first
+        fracs = b.eval(
+            "[...document.querySelectorAll('#ptable tr.prow')].map(r => r.children[4].textContent)"
+        )
+        assert [float(f.rstrip("%")) for f in fracs] == sorted(float(f.rstrip("%")) for f in fracs)
+
+        evil = "#ptable tr.prow[data-i='0']"
+        assert b.eval(f'document.querySelector("{evil}").dataset.id') == f"evil{HOSTILE}"
+        b.click(evil)
+        assert b.wait_for("document.querySelectorAll('tr.srow').length") == 8
+        b.click("tr.srow")
+        gen = b.wait_for(
+            "document.querySelector('pre.gen') && document.querySelector('pre.gen').textContent"
+        )
+        assert gen == f"{HOSTILE} \\boxed{{1}}"
+        assert b.eval("document.querySelector('pre.reasoning').textContent") == HOSTILE
+        b.wait_for("!document.querySelector('pre.problem').textContent.startsWith('loading')")
+        assert b.eval("document.querySelector('pre.problem').textContent") == HOSTILE
+
+        # Nothing from the model text ran or became markup.
+        assert b.eval("typeof window.__pwned") == "undefined"
+        assert b.eval("document.title") == title
+        assert b.eval("document.querySelectorAll('img').length") == 0
+        assert b.eval("document.querySelectorAll('script').length") == 1 + 20 + 1
+
+        b.click("#ptable tr.prow[data-i='0']")  # fold again
+        assert b.eval("document.querySelectorAll('tr.srow').length") == 0
+        b.click("#ptable tr.prow[data-i='3']")
+        b.wait_for("document.querySelectorAll('tr.srow').length")
+        b.screenshot(tmp_path / "report.png")
+    assert (tmp_path / "report.png").stat().st_size > 10_000
