@@ -40,8 +40,9 @@ format: $(STAMP)
 stress: $(STAMP)
 	@echo "no stress scripts yet"
 
+## Every benchmark (several minutes; figures only, never part of make test).
 bench: $(STAMP)
-	@echo "no benchmarks yet"
+	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

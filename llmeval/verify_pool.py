@@ -9,13 +9,12 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from llmeval.errors import LlmevalError
+from llmeval.verify_tasks import ByGold, VerifyResult, VerifyTask
 
 if TYPE_CHECKING:  # multiprocessing is imported when a pool starts: a cached eval needs none
     import multiprocessing as mp
@@ -25,26 +24,6 @@ DEFAULT_MEMORY_MB = 3072
 WORKER_DIED = "worker died"
 # "__main__" too: otherwise every worker re-imports the main script on start.
 _PRELOAD = ["__main__", "llmeval.verify_preload"]
-
-
-@dataclass(frozen=True, slots=True)
-class VerifyTask:
-    """One distinct pair to verify; `key` is its verdict-cache key."""
-
-    key: str
-    kind: str
-    gold: str
-    answer: str
-
-
-@dataclass(frozen=True, slots=True)
-class VerifyResult:
-    """The verdict of one task: a status, a short reason for error/timeout, the time it took."""
-
-    key: str
-    status: str
-    detail: str | None
-    seconds: float
 
 
 def _exit_when_orphaned(eval_pid: int) -> None:
@@ -122,9 +101,10 @@ class _Worker:
         self.ready = False
         self.task: VerifyTask | None = None
         self.started = 0.0
+        self.gold: str | None = None  # of its last task: that gold's parse is cached there
 
     def give(self, task: VerifyTask) -> None:
-        self.task, self.started = task, time.monotonic()
+        self.task, self.started, self.gold = task, time.monotonic(), task.gold
         self.conn.send((task.kind, task.gold, task.answer))
 
     def kill(self) -> None:
@@ -149,7 +129,7 @@ class VerifyPool:
 
     def run(self, tasks: Iterable[VerifyTask], on_result: Callable[[VerifyResult], None]) -> None:
         """Verify every task, calling `on_result` in the parent as each one finishes."""
-        queue = deque(tasks)
+        queue = ByGold(tasks)
         if not queue:
             return
         pool = [self._spawn() for _ in range(min(self.workers, len(queue)))]
@@ -157,7 +137,8 @@ class VerifyPool:
             while queue or any(w.task for w in pool):
                 for worker in pool:
                     if worker.ready and worker.task is None and queue:
-                        worker.give(queue.popleft())
+                        others = {w.gold for w in pool if w is not worker}
+                        worker.give(queue.take(worker.gold, others))
                 self._collect(pool, on_result)
         finally:
             for worker in pool:

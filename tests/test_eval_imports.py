@@ -20,6 +20,7 @@ EVAL_MODULES = [
     "verdict_cache",
     "verify",
     "verify_pool",
+    "verify_tasks",
     "verify_preload",
     "verify_shortcut",
     "commands/eval",
