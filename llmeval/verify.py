@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from functools import lru_cache
 from importlib import metadata
@@ -97,6 +98,49 @@ def exact_status(gold: str, answer: str) -> VerdictStatus | None:
     return "correct" if gold_value == answer_value else "incorrect"
 
 
+@lru_cache(maxsize=4096)
+def gold_profile(gold: str) -> str | None:
+    """The gold's profile (`verify_shortcut.profile`): stored with its verdicts so that a later
+    eval judges new plain-rational answers against it without booting the verifier."""
+    from llmeval.verify_shortcut import profile
+
+    return profile(parse_gold(gold), looks_rational)
+
+
+_RATIONAL_CHARS = frozenset("0123456789+-/{} ")
+
+
+def looks_rational(text: str) -> bool:
+    """Whether `text` might be a rational written out (digits, signs, `/`, `\\frac{}{}`): a
+    generous test, so a gold string like that disables the gold's profile."""
+    bare = re.sub(r"\\[dt]?frac", "", text)
+    return bool(bare.strip()) and set(bare) <= _RATIONAL_CHARS
+
+
+# Stricter than the shortcut's 1e-4, so that whatever this decides the shortcut decides too.
+_PROFILE_SEPARATION = Fraction(2, 10_000)
+
+
+def profile_status(profile: str, answer: str) -> VerdictStatus | None:
+    """`incorrect` when a plain rational answer (math-verify parses it to that Rational, with
+    a string that reads as a rational: tested) is clearly apart from every value of the
+    gold's profile; None when unsure. Pure Python: no math-verify, no sympy."""
+    value = _rational(answer)
+    if value is None:
+        return None
+    for token in profile.split(","):
+        if token == "varies":
+            continue
+        try:
+            gold = Fraction(Decimal(token))
+        except (InvalidOperation, ValueError):
+            return None
+        scale = max(Fraction(1), abs(gold), abs(value))
+        if abs(gold - value) <= _PROFILE_SEPARATION * scale:
+            return None
+    return "incorrect"
+
+
 def choice_status(gold: str, letter: str) -> VerdictStatus:
     """A multiple-choice verdict: the single extracted letter equals the gold letter."""
     return "correct" if letter == gold.strip().strip("()").upper() else "incorrect"
@@ -109,38 +153,11 @@ def _math_verify() -> Any:
     logging.getLogger("latex2sympy2_extended").setLevel(logging.CRITICAL + 1)
     import math_verify
 
-    _memoize_number_parsing()
+    from llmeval.verify_shortcut import memoize_number_parsing
+
+    if _version("latex2sympy2_extended") == "1.11.0":  # the version it was tested on
+        memoize_number_parsing()
     return math_verify
-
-
-def _memoize_number_parsing() -> None:
-    """latex2sympy2_extended turns every number token into `sympy.Number(text)`, which runs
-    sympy's expression parser (about 3 ms, most of a short answer's parse). Give plain digit
-    strings `Integer` directly (what that parser returns for them) and remember the rest.
-    Results are identical (tested); only the tested latex2sympy2_extended version is touched."""
-    from latex2sympy2_extended import latex2sympy2
-    from sympy import Integer
-
-    if _version("latex2sympy2_extended") != "1.11.0":
-        return
-    cls = latex2sympy2._Latex2Sympy
-    original = getattr(cls.parse_number, "original", cls.parse_number)
-    memo: dict[str, Any] = {}
-
-    def parse_number(self: Any, text: str) -> Any:
-        value = memo.get(text)
-        if value is None:
-            plain = text.replace(",", "")
-            if plain.isascii() and plain.isdigit() and len(plain) <= 50:
-                value = Integer(int(plain))
-            else:
-                value = original(self, text)
-            if len(memo) < 4096:
-                memo[text] = value
-        return value
-
-    parse_number.original = original  # type: ignore[attr-defined]
-    cls.parse_number = parse_number
 
 
 @lru_cache(maxsize=4096)

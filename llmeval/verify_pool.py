@@ -61,7 +61,8 @@ def _cap_memory(memory_bytes: int) -> None:
 
 
 def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> None:
-    """Serve tasks until the pipe closes: receive (kind, gold, answer), send (status, detail)."""
+    """Serve tasks until the pipe closes: receive (kind, gold, answer), send (status, detail,
+    gold profile)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and kills us
     _exit_when_orphaned(eval_pid)  # math-verify's own alarms are off: SIGALRM is ours
     if memory_bytes:
@@ -69,7 +70,7 @@ def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> N
     from llmeval import verify
 
     verify.warm_up()  # a no-op when inherited from the forkserver; keeps first deadlines fair
-    conn.send(("ready", None))
+    conn.send(("ready", None, None))
     while True:
         try:
             msg = conn.recv()
@@ -78,15 +79,17 @@ def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> N
         if msg is None:
             return
         kind, gold, answer = msg
+        profile = None
         try:
-            reply = (verify.verify(gold=gold, answer=answer, kind=kind), None)
+            status, detail = verify.verify(gold=gold, answer=answer, kind=kind), None
+            profile = verify.gold_profile(gold) if kind == "math" else None
         except MemoryError:
-            reply = ("error", "out of memory")
+            status, detail = "error", "out of memory"
         except RecursionError:
-            reply = ("error", "too deeply nested")
+            status, detail = "error", "too deeply nested"
         except Exception as exc:  # an unexpected failure is a verdict, never a crash
-            reply = ("error", f"{type(exc).__name__}")
-        conn.send(reply)
+            status, detail = "error", f"{type(exc).__name__}"
+        conn.send((status, detail, profile))
 
 
 class _Worker:
@@ -158,7 +161,7 @@ class VerifyPool:
             idx = next(i for i, w in enumerate(pool) if w.conn is conn)
             worker = pool[idx]
             try:
-                status, detail = worker.conn.recv()
+                status, detail, profile = worker.conn.recv()
             except (EOFError, OSError):
                 pool[idx] = self._replace(worker, on_result, "error", WORKER_DIED)
                 continue
@@ -166,7 +169,8 @@ class VerifyPool:
                 worker.ready = True
             elif worker.task is not None:
                 task, worker.task = worker.task, None
-                on_result(VerifyResult(task.key, status, detail, time.monotonic() - worker.started))
+                elapsed = time.monotonic() - worker.started
+                on_result(VerifyResult(task.key, status, detail, elapsed, profile))
         now = time.monotonic()
         for idx, worker in enumerate(pool):
             if worker.task and now >= worker.started + self.timeout_s:

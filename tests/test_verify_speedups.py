@@ -159,3 +159,77 @@ def test_number_parsing_is_unchanged(text: str) -> None:
         assert type(got) is type(expected)
         assert got == expected
         assert getattr(got, "_prec", None) == getattr(expected, "_prec", None)
+
+
+RATIONAL_FORMS = [
+    "7", "042", "-7", "- 7", "0", "-0", "10000", "123456789012345678901234567890",
+    "\\frac{6}{8}", "\\dfrac{3}{4}", "\\tfrac{1}{2}", "-\\frac{1}{2}", "\\frac {1} {2}",
+    "\\frac{0}{5}", "3/4", " 3 / 4 ", "-22/7",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("answer", RATIONAL_FORMS)
+def test_plain_rational_answers_parse_to_their_value(answer: str) -> None:
+    """What `profile_status` relies on: math-verify parses the answer to exactly its value,
+    and any string it keeps reads as a rational too (so it cannot equal a gold string that
+    does not)."""
+    from fractions import Fraction
+
+    from sympy import Rational
+
+    from llmeval.verify import _rational, looks_rational
+
+    value = _rational(answer)
+    assert value is not None
+    items = parse_answer(answer)
+    assert items
+    for item in items:
+        if isinstance(item, str):
+            assert looks_rational(item.strip())
+        else:
+            assert isinstance(item, Rational)
+            assert Fraction(int(item.p), int(item.q)) == value
+
+
+@pytest.mark.slow
+def test_profile_decisions_are_what_the_worker_decides() -> None:
+    """Golds of the data files against plain rationals near and far from their values:
+    whenever the parent decides from the profile, the shortcut fires and math-verify agrees."""
+    from llmeval.verify import gold_profile, profile_status
+
+    rng = random.Random(9)
+    golds = sorted({json.loads(line)["answer"] for line in (DATA_DIR / "math500.jsonl").open()})
+    golds = [str(g) for g in rng.sample(golds, 60)] + ["3\\sqrt{13}", "p - q", "52_8", "0.15"]
+    decided = 0
+    for gold in golds:
+        profile = gold_profile(gold)
+        if profile is None:
+            continue
+        answers = {str(rng.randint(-5, 60)), f"\\frac{{{rng.randint(1, 30)}}}{{7}}", "0"}
+        for token in profile.split(","):
+            if token != "varies":
+                value = float(token)
+                answers |= {str(round(value)), f"{round(value * 1000)}/1000", str(int(value))}
+        for answer in sorted(answers):
+            if exact_status(gold, answer) is not None:
+                continue
+            if profile_status(profile, answer) is None:
+                continue
+            decided += 1
+            assert _fires(gold, answer), (gold, answer)
+            assert not _math_verify(gold, answer), (gold, answer)
+    assert decided > 30
+
+
+def test_profiles_of_typical_golds() -> None:
+    from llmeval.verify import gold_profile, profile_status
+
+    assert gold_profile("p - q") == "varies"
+    assert gold_profile("3\\sqrt{13}").startswith("10.81665382")
+    for gold in ("(1,2)", "x=5", "\\text{Evelyn}", "\\infty", "1,-2", "10\\%"):
+        assert gold_profile(gold) is None, gold
+    assert profile_status("10.8166538263919678793576638024", "11") == "incorrect"
+    assert profile_status("10.8166538263919678793576638024", "10.8166") is None  # not rational
+    assert profile_status("0.149999999999999994448884876874", "3/20") is None  # equal value
+    assert profile_status("varies", "7") == "incorrect"
+    assert profile_status("varies", "x") is None
