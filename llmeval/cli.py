@@ -34,14 +34,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever `sys.stderr` is at the time of each message (not at set-up)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: object) -> None:
+        pass
+
+
 def setup_logging(quiet: bool = False) -> None:
     """Log to stderr, one plain line per message (rich markup off: text may hold brackets)."""
-    if log.handlers:
-        log.setLevel(logging.WARNING if quiet else logging.INFO)
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("llmeval: %(levelname)s: %(message)s"))
-    log.addHandler(handler)
+    if not any(isinstance(h, _StderrHandler) for h in log.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("llmeval: %(levelname)s: %(message)s"))
+        log.addHandler(handler)
     log.setLevel(logging.WARNING if quiet else logging.INFO)
     log.propagate = False
 

@@ -123,6 +123,8 @@ class RunSpec(_Record):
     system_prompt: str | None = None
     prompt_template: str
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    # Which input keys held the question / answer / id (they change the prompts sent).
+    input_keys: dict[str, str | None] = Field(default_factory=dict)
     input_file: str | None = None
     input_sha256: str | None = None
     llmeval_version: str | None = None

@@ -1,0 +1,1 @@
+"""Upstream (jianzhnie/LLMEval) entry points kept so existing scripts keep working."""

@@ -1,0 +1,329 @@
+"""A loopback OpenAI-compatible chat server for tests, stress runs and benchmarks.
+
+Deterministic text per (seed, prompt) from `FakeModel`; faults injected by rate and/or by a
+schedule of request numbers. Run `python -m llmeval.testing.openai_server --help`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import random
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from llmeval.testing import http11, replies
+from llmeval.testing.fake_model import Completion, FakeModel, count_tokens
+
+# Fault kinds: HTTP errors, "drop" (close before answering), "drop_mid" (close after part of
+# the answer), "slow" (wait slow_delay first), "context" (vLLM's context-length 400),
+# "malformed" (broken JSON), "empty" (no choices), "close_after" (answer, then drop the next
+# request on that connection, as llama-server sometimes does after a stream).
+FAULTS = (
+    "429", "408", "500", "503", "drop", "drop_mid", "slow", "context", "malformed", "empty",
+    "close_after",
+)  # fmt: skip
+
+Writer = asyncio.StreamWriter
+Body = dict[str, Any]
+Usage = dict[str, int] | None
+Fault = str | None
+
+
+@dataclass
+class ServerConfig:
+    """Everything the server can be told; all faults off by default."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    models: tuple[str, ...] = ("test-model",)
+    answers: dict[str, str] = field(default_factory=dict)  # problem text -> gold
+    accuracy: float = 0.5
+    min_words: int = 20
+    max_words: int = 80
+    reasoning_field: str | None = None  # "reasoning_content" or "reasoning": split it out
+    latency: float = 0.0  # seconds before every chat answer
+    token_rate: float = 0.0  # streamed tokens per second (0: all at once)
+    max_context: int | None = None  # prompt + max_tokens above this -> context-length 400
+    faults: dict[str, float] = field(default_factory=dict)  # kind -> probability
+    schedule: dict[int, str] = field(default_factory=dict)  # chat request number (0-based) -> kind
+    slow_delay: float = 1.0
+    fault_seed: int = 0
+    api_key: str | None = None  # when set, require "Authorization: Bearer <key>"
+
+
+def parse_faults(text: str) -> dict[str, float]:
+    """`429=0.1,drop_mid=0.05` -> {"429": 0.1, "drop_mid": 0.05}."""
+    out: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        kind, _, rate = part.partition("=")
+        if kind not in FAULTS:
+            raise ValueError(f"unknown fault {kind!r}; known: {', '.join(FAULTS)}")
+        out[kind] = float(rate)
+    return out
+
+
+def parse_schedule(text: str) -> dict[int, str]:
+    """`0:429,3:drop` -> {0: "429", 3: "drop"} (chat request numbers, 0-based)."""
+    out: dict[int, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        num, _, kind = part.partition(":")
+        if kind not in FAULTS:
+            raise ValueError(f"unknown fault {kind!r}; known: {', '.join(FAULTS)}")
+        out[int(num)] = kind
+    return out
+
+
+class OpenAIServer:
+    """The server; `stats` counts requests, faults and completions; `bodies` keeps chat bodies."""
+
+    def __init__(self, config: ServerConfig | None = None) -> None:
+        self.config = config or ServerConfig()
+        cfg = self.config
+        self.model = FakeModel(cfg.answers, cfg.accuracy, cfg.min_words, cfg.max_words)
+        self.stats: collections.Counter[str] = collections.Counter()
+        self.bodies: collections.deque[dict[str, Any]] = collections.deque(maxlen=10_000)
+        self.auth_seen: set[str] = set()
+        self._rng = random.Random(cfg.fault_seed)
+        self._chat_count = 0
+        self._server: asyncio.base_events.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self.url = ""
+
+    async def start(self) -> str:
+        """Listen; return the base URL (`http://host:port/v1`)."""
+        cfg = self.config
+        self._server = await asyncio.start_server(
+            self._connection, cfg.host, cfg.port, limit=http11.MAX_HEAD, backlog=1024
+        )
+        port = self._server.sockets[0].getsockname()[1]
+        self.url = f"http://{cfg.host}:{port}/v1"
+        return self.url
+
+    async def stop(self) -> None:
+        """Stop listening and close the server."""
+        if self._server is not None:
+            self._server.close()
+            for writer in list(self._writers):
+                writer.transport.abort()
+            await self._server.wait_closed()
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        drop_next = False
+        self._writers.add(writer)
+        try:
+            while True:
+                try:
+                    req = await http11.read_request(reader)
+                except http11.BadRequest as exc:
+                    writer.write(
+                        http11.json_response(exc.status, replies.error(str(exc), "bad", 400))
+                    )
+                    break
+                if req is None:
+                    break
+                if drop_next:  # llama-server: the request after a stream is dropped
+                    self.stats[f"{req.method} {req.path}"] += 1
+                    self.stats["dropped after close_after"] += 1
+                    writer.transport.abort()
+                    return
+                keep, drop_next = await self._dispatch(req, writer)
+                if not keep or not req.keep_alive:
+                    break
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        except Exception as exc:  # a bug here: answer 500 and say so, rather than hang up
+            self.stats["server errors"] += 1
+            text = f"test server bug: {type(exc).__name__}: {exc}"
+            writer.write(http11.json_response(500, replies.error(text, "ServerBug", 500)))
+            print(text, file=sys.stderr, flush=True)
+        finally:
+            self._writers.discard(writer)
+            writer.close()
+
+    async def _dispatch(
+        self, req: http11.Request, writer: asyncio.StreamWriter
+    ) -> tuple[bool, bool]:
+        """Serve one request; return (keep the connection, drop the next request)."""
+        self.stats[f"{req.method} {req.path}"] += 1
+        ka = req.keep_alive
+        key = self.config.api_key
+        if key is not None:
+            self.auth_seen.add(req.headers.get("authorization", ""))
+            if req.headers.get("authorization") != f"Bearer {key}":
+                msg = replies.error(
+                    "Unauthorized: bad or missing API key", "AuthenticationError", 401
+                )
+                writer.write(http11.json_response(401, msg, keep_alive=ka))
+                return True, False
+        if req.method == "GET" and req.path in ("/health", "/v1/health"):
+            writer.write(http11.json_response(200, {"status": "ok"}, keep_alive=ka))
+        elif req.method == "GET" and req.path == "/v1/models":
+            data = [{"id": m, "object": "model", "owned_by": "llmeval"} for m in self.config.models]
+            writer.write(http11.json_response(200, {"object": "list", "data": data}, keep_alive=ka))
+        elif req.method == "POST" and req.path == "/v1/chat/completions":
+            return await self._chat(req, writer)
+        else:
+            msg = replies.error(f"no route {req.method} {req.path}", "NotFoundError", 404)
+            writer.write(http11.json_response(404, msg, keep_alive=ka))
+        return True, False
+
+    def _pick_fault(self) -> str | None:
+        number = self._chat_count
+        self._chat_count += 1
+        if number in self.config.schedule:
+            return self.config.schedule[number]
+        for kind, rate in self.config.faults.items():
+            if rate > 0 and self._rng.random() < rate:
+                return kind
+        return None
+
+    async def _chat(self, req: http11.Request, writer: asyncio.StreamWriter) -> tuple[bool, bool]:
+        cfg, ka = self.config, req.keep_alive
+        try:
+            body = json.loads(req.body)
+            messages = body["messages"]
+            prompt = "\n".join(str(m.get("content") or "") for m in messages)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            msg = replies.error("body must be JSON with a messages list", "BadRequestError", 400)
+            writer.write(http11.json_response(400, msg, keep_alive=ka))
+            return True, False
+        self.bodies.append(body)
+        if body.get("model") not in cfg.models:
+            text = f"The model `{body.get('model')}` does not exist."
+            writer.write(
+                http11.json_response(404, replies.error(text, "NotFoundError", 404), keep_alive=ka)
+            )
+            return True, False
+        fault = self._pick_fault()
+        if fault:
+            self.stats[f"fault {fault}"] += 1
+        delay = cfg.latency + (cfg.slow_delay if fault == "slow" else 0.0)
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if fault in ("429", "408", "500", "503"):
+            msg = replies.error(f"injected {fault}", "ServerError", int(fault))
+            writer.write(http11.json_response(int(fault), msg, keep_alive=ka, retry_after="0"))
+            return True, False
+        if fault == "drop":
+            writer.transport.abort()
+            return False, False
+        max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
+        prompt_tokens = count_tokens(prompt)
+        limit = cfg.max_context
+        if fault == "context" or (limit and prompt_tokens + (max_tokens or 0) > limit):
+            error = replies.context_error(limit or 2048, prompt_tokens, max_tokens)
+            writer.write(http11.json_response(400, error, keep_alive=ka))
+            return True, False
+        done = self.model.complete(int(body.get("seed") or 0), prompt, max_tokens)
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": done.completion_tokens,
+            "total_tokens": prompt_tokens + done.completion_tokens,
+        }
+        self.stats["completions"] += 1
+        if body.get("stream"):
+            include = bool((body.get("stream_options") or {}).get("include_usage"))
+            await self._stream(writer, body, done, usage if include else None, fault, ka)
+        else:
+            self._whole(writer, body, done, usage, fault, ka)
+        if fault == "drop_mid":
+            writer.transport.abort()
+            return False, False
+        return True, fault == "close_after"
+
+    def _whole(
+        self, writer: Writer, body: Body, done: Completion, usage: Usage, fault: Fault, ka: bool
+    ) -> None:
+        field = self.config.reasoning_field
+        raw = replies.completion(self._chat_count, body["model"], done, usage, fault, field)
+        response = http11.full_response(200, raw, keep_alive=ka)
+        if fault == "drop_mid":
+            response = response[: len(response) - len(raw) // 2]
+        writer.write(response)
+
+    async def _stream(
+        self, writer: Writer, body: Body, done: Completion, usage: Usage, fault: Fault, ka: bool
+    ) -> None:
+        writer.write(http11.stream_head(keep_alive=ka))
+        field = self.config.reasoning_field
+        events = list(replies.events(self._chat_count, body["model"], done, usage, fault, field))
+        if fault == "drop_mid":
+            events = events[: max(1, len(events) // 2)]
+        rate = self.config.token_rate
+        if rate <= 0:
+            writer.write(b"".join(http11.chunk(e) for e in events))
+        else:
+            start = time.monotonic()
+            for i, e in enumerate(events):
+                writer.write(http11.chunk(e))
+                ahead = start + i / rate - time.monotonic()
+                if ahead > 0.001:
+                    await writer.drain()
+                    await asyncio.sleep(ahead)
+        if fault != "drop_mid":
+            writer.write(http11.LAST_CHUNK)
+        await writer.drain()
+
+
+class ThreadedServer:
+    """An `OpenAIServer` running on its own event loop in a daemon thread."""
+
+    def __init__(self, config: ServerConfig | None = None, **options: Any) -> None:
+        self.server = OpenAIServer(config or ServerConfig(**options))
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="openai-server")
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self.server.start())
+        self._ready.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(self.server.stop())
+        self._loop.close()
+
+    def start(self) -> ThreadedServer:
+        """Start and wait until it listens."""
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        """Stop the loop and join the thread."""
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+
+    @property
+    def url(self) -> str:
+        """Base URL ending in /v1."""
+        return self.server.url
+
+    @property
+    def stats(self) -> collections.Counter[str]:
+        """Request and fault counters."""
+        return self.server.stats
+
+
+@contextlib.contextmanager
+def serve(config: ServerConfig | None = None, **options: Any) -> Iterator[ThreadedServer]:
+    """`with serve(faults={"429": 0.2}) as srv: ... srv.url ...`: a server for one block."""
+    handle = ThreadedServer(config, **options).start()
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+if __name__ == "__main__":
+    from llmeval.testing.server_cli import main
+
+    main()

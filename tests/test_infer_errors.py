@@ -1,0 +1,101 @@
+"""Every bad input or server gets one error line naming file/line and an exit code; outputs stay."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from pathlib import Path
+
+import pytest
+
+from llmeval.testing.openai_server import serve
+from tests.infer_helpers import err_line, fresh_logging, infer, write_jsonl
+
+__all__ = ["fresh_logging"]
+
+GOOD = {"id": "a", "problem": "q", "answer": "1"}
+
+
+def _existing_output(tmp_path: Path) -> tuple[Path, bytes]:
+    out = tmp_path / "out.jsonl"
+    line = {"problem_id": "a", "sample_idx": 0, "prompt": "q", "answer": "1", "gen": "x"}
+    out.write_text(json.dumps(line) + "\n" + json.dumps(line | {"sample_idx": 1}))  # unterminated
+    return out, out.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        (None, r"in\.jsonl: no such file"),
+        (json.dumps(GOOD) + "\n{not json\n", r"in\.jsonl:2: not valid JSON"),
+        ('{"id": "a", "problem": "q"}\n', r"in\.jsonl:1: missing key 'answer'"),
+        ('{"id": "a", "answer": "1"}\n', r"in\.jsonl:1: missing key 'problem'"),
+        (json.dumps(GOOD) + "\n" + json.dumps(GOOD) + "\n",
+         r"in\.jsonl:2: duplicate id 'a' \(also on line 1\)"),
+    ],
+)  # fmt: skip
+def test_bad_input_one_line_and_output_untouched(tmp_path: Path, capsys, content, where) -> None:
+    inp = tmp_path / "in.jsonl"
+    if content is not None:
+        inp.write_text(content)
+    out, before = _existing_output(tmp_path)
+    with serve() as srv:
+        assert infer(srv.url, inp, out, "--n-samples", "4") == 2
+        assert srv.stats["completions"] == 0
+    assert re.search(where, err_line(capsys.readouterr().err))
+    assert out.read_bytes() == before
+    assert not Path(f"{out}.spec.json").exists()
+
+
+def test_broken_line_inside_the_output_is_named_and_kept(tmp_path: Path, capsys) -> None:
+    inp = write_jsonl(tmp_path / "in.jsonl", [GOOD])
+    out = tmp_path / "out.jsonl"
+    out.write_text(
+        '{"problem_id": "a", "sample_idx": 0}\n{broken\n{"problem_id": "a", "sample_idx": 1}\n'
+    )
+    before = out.read_bytes()
+    with serve() as srv:
+        assert infer(srv.url, inp, out, "--n-samples", "4") == 2
+    assert "out.jsonl:2: not valid JSON" in err_line(capsys.readouterr().err)
+    assert out.read_bytes() == before
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_server_exit_4(tmp_path: Path, capsys) -> None:
+    inp = write_jsonl(tmp_path / "in.jsonl", [GOOD])
+    out, before = _existing_output(tmp_path)
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    assert infer(url, inp, out, "--model", "m") == 4
+    line = err_line(capsys.readouterr().err)
+    assert line.endswith(f"cannot reach {url}: cannot connect: connection refused")
+    assert out.read_bytes() == before
+
+
+def test_wrong_model_exit_4_with_the_servers_message(tmp_path: Path, capsys) -> None:
+    inp = write_jsonl(tmp_path / "in.jsonl", [GOOD])
+    out, before = _existing_output(tmp_path)
+    with serve() as srv:
+        assert infer(srv.url, inp, out, "--model", "nope", "--n-samples", "3") == 4
+    assert "HTTP 404: The model `nope` does not exist." in err_line(capsys.readouterr().err)
+    assert out.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--base-url", "ftp://x"], "expected an http:// or https:// URL"),
+        (["--n-samples", "0"], "--n-samples must be at least 1"),
+        (["--extra-body", "[1]"], "--extra-body must be a JSON object"),
+        (["--system_prompt_type", "deepseek"], "pass the text with --system-prompt"),
+    ],
+)
+def test_usage_errors(tmp_path: Path, capsys, flags: list[str], message: str) -> None:
+    inp = write_jsonl(tmp_path / "in.jsonl", [GOOD])
+    assert infer(None, inp, tmp_path / "o.jsonl", *flags) == 2
+    assert message in err_line(capsys.readouterr().err)

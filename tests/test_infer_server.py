@@ -1,0 +1,64 @@
+"""The loopback server's model: deterministic per (seed, prompt), gold-aware, honours max_tokens."""
+
+from __future__ import annotations
+
+import http.client
+import json
+
+from llmeval.progress import Snapshot, plain_line
+from llmeval.testing.fake_model import FakeModel, count_tokens
+from llmeval.testing.openai_server import parse_faults, parse_schedule, serve
+
+
+def test_text_is_deterministic_per_seed_and_prompt() -> None:
+    model = FakeModel()
+    a, b = model.complete(1, "p"), model.complete(1, "p")
+    assert a == b and a.text.startswith("<think>\n") and "</think>\n\nSo the answer is" in a.text
+    assert model.complete(2, "p") != a and model.complete(1, "q") != a
+
+
+def test_accuracy_against_gold_answers() -> None:
+    model = FakeModel({"What is 6 times 7?": "42"}, accuracy=0.3)
+    prompt = "What is 6 times 7?\nPlease reason step by step."
+    right = sum("\\boxed{42}" in model.complete(s, prompt).text for s in range(400))
+    assert 80 < right < 160
+    assert all(
+        "\\boxed{42}" in FakeModel({"6": "42"}, 1.0).complete(s, "6").text for s in range(20)
+    )
+
+
+def test_max_tokens_cuts_with_finish_length() -> None:
+    model = FakeModel()
+    full = model.complete(3, "p")
+    cut = model.complete(3, "p", max_tokens=5)
+    assert cut.finish_reason == "length" and cut.completion_tokens == 5
+    assert count_tokens(cut.reasoning) == 5 and "</think>" not in cut.text
+    assert model.complete(3, "p", max_tokens=full.completion_tokens) == full
+
+
+def test_fault_options_parse() -> None:
+    assert parse_faults("429=0.1, drop_mid=0.5") == {"429": 0.1, "drop_mid": 0.5}
+    assert parse_schedule("0:429,3:close_after") == {0: "429", 3: "close_after"}
+
+
+def test_keep_alive_health_models_and_unknown_route() -> None:
+    with serve(models=("m1",)) as srv:
+        host, port = srv.url.split("//")[1].split("/")[0].split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=5)
+        for path, status in (("/health", 200), ("/v1/models", 200), ("/nope", 404)):
+            conn.request("GET", path)
+            resp = conn.getresponse()
+            assert resp.status == status
+            data = json.loads(resp.read())
+        conn.request("GET", "/v1/models")
+        assert json.loads(conn.getresponse().read())["data"][0]["id"] == "m1"
+        conn.close()
+        assert "error" not in data or data["object"] == "error"
+        assert srv.stats["GET /v1/models"] == 2
+
+
+def test_plain_progress_line() -> None:
+    snap = Snapshot(done=50, total=200, failed=2, tokens=10_000, in_flight=8, retries=3, elapsed=10)
+    line = plain_line(snap)
+    assert line.startswith("infer: 50/200 (25%) 5.0 samples/s 1,000 tok/s in flight 8")
+    assert "retries 3 failed 2 ETA 0:00:29" in line
