@@ -99,15 +99,21 @@ class _Sampler(threading.Thread):
             level.extend((c, depth + 1) for c in _children(pid) if depth < 2)
 
 
-def _reap_orphans(deadline_s: float = 10.0) -> None:
-    """Wait for descendants that were re-parented to us (we are a subreaper)."""
+def _reap_orphans(pids: list[int], deadline_s: float = 10.0) -> None:
+    """Wait for those of `pids` that were re-parented to us (we are a subreaper); the others
+    are not our children (their parent reaped them) and are skipped at once."""
     end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
+    waiting = set(pids)
+    while waiting and time.monotonic() < end:
+        for pid in list(waiting):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                waiting.discard(pid)
+                continue
+            if done:
+                waiting.discard(pid)
+        if waiting:
             time.sleep(0.02)
 
 
@@ -127,7 +133,7 @@ def measure(argv: Sequence[str], *, cwd: Path | None = None, env: dict | None = 
     sampler.join()
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}): {err.decode()[-2000:]}")
-    _reap_orphans()
+    _reap_orphans([p for p in sampler.peaks if p != proc.pid])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     by_depth: dict[int, list[float]] = {0: [], 1: [], 2: []}
