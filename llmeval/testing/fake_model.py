@@ -97,7 +97,7 @@ class FakeModel:
         right = gold is not None and rng.random() < self.accuracy
         answer = gold if right else _wrong(gold, rng) if gold is not None else rng.randint(0, 999)
         n = rng.randint(self.min_words, self.max_words)
-        words = [rng.choice(_WORDS) for _ in range(n)]
+        words = rng.choices(_WORDS, k=n)  # one call: long answers are cheap to make
         sentences = [" ".join(words[i : i + 12]).capitalize() + "." for i in range(0, n, 12)]
         return " ".join(sentences), f"So the answer is $\\boxed{{{answer}}}$."
 
