@@ -23,6 +23,31 @@ _WORDS = tuple(_VOCAB.split())
 _CHUNK = re.compile(r"\S+\s*|\s+")
 
 
+def _corpus(count: int = 4096) -> list[tuple[str, tuple[str, ...]]]:
+    """Fixed sentences of 12 words (text, words): answers are runs of them, so a 30k-character
+    answer costs the test server a slice and a join, not 5,000 random draws."""
+    rng = random.Random(0)
+    out = []
+    for _ in range(count):
+        words = tuple(rng.choice(_WORDS) for _ in range(12))
+        out.append((" ".join(words).capitalize() + ".", words))
+    return out
+
+
+_SENTENCES = _corpus()
+
+
+def _sentences(n: int, start: int) -> str:
+    """`n` words: whole corpus sentences from `start` on (wrapping), then a partial one."""
+    whole, rest = divmod(n, 12)
+    size = len(_SENTENCES)
+    parts = [_SENTENCES[(start + i) % size][0] for i in range(whole)]
+    if rest:
+        words = _SENTENCES[(start + whole) % size][1][:rest]
+        parts.append(" ".join(words).capitalize() + ".")
+    return " ".join(parts)
+
+
 def tokens(text: str) -> list[str]:
     """Split text into 'tokens': a word with its trailing space, or a run of spaces."""
     return _CHUNK.findall(text)
@@ -97,9 +122,9 @@ class FakeModel:
         right = gold is not None and rng.random() < self.accuracy
         answer = gold if right else _wrong(gold, rng) if gold is not None else rng.randint(0, 999)
         n = rng.randint(self.min_words, self.max_words)
-        words = rng.choices(_WORDS, k=n)  # one call: long answers are cheap to make
-        sentences = [" ".join(words[i : i + 12]).capitalize() + "." for i in range(0, n, 12)]
-        return " ".join(sentences), f"So the answer is $\\boxed{{{answer}}}$."
+        return _sentences(
+            n, rng.randrange(len(_SENTENCES))
+        ), f"So the answer is $\\boxed{{{answer}}}$."
 
     def complete(self, seed: int, prompt: str, max_tokens: int | None = None) -> Completion:
         """The completion, cut at `max_tokens` tokens (finish_reason "length") if it is longer."""
