@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from bench_infer import PROBLEMS, infer, server
-from harness import PYTHON, machine, measure, median_measure, repeat, table
+from harness import PYTHON, _cpu_s, machine, measure, median_measure, repeat, table
 
 SCAN = """
 import sys
@@ -52,9 +52,11 @@ def main() -> None:
     print(machine())
     words = ["--min-words", str(args.words), "--max-words", str(args.words + 200)]
     flags = ["--no-stream", "--http", "fast", "--timeout", "120"]
-    with server(*words) as (url, _), tempfile.TemporaryDirectory() as tmp:
+    with server(*words) as (url, pid), tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "math500.jsonl"
+        before = _cpu_s(pid)
         write = measure(infer(url, out, args.n, 256, *flags))
+        server_cpu = _cpu_s(pid) - before
         size_gb = out.stat().st_size / 1e9
         lines = sum(1 for _ in out.open("rb"))
         again = median_measure(
@@ -82,6 +84,7 @@ def main() -> None:
         ["scan + plan only (process)", 0, scan.wall, scan.cpu, "", scan.main_mb],
     ]
     print(f"\noutput {size_gb:.2f} GB, {lines} samples; medians of {args.runs} runs")
+    print(f"the test server used {server_cpu:.1f} s CPU while the output was written")
     table(
         "infer on a 1 GB output",
         ["run", "requests", "wall s", "cpu s", "samples/s", "peak MB"],

@@ -117,25 +117,29 @@ class FakeModel:
 
     def full_text(self, seed: int, prompt: str) -> tuple[str, str]:
         """(reasoning, final part) before any max_tokens cut."""
+        reasoning, content, _ = self._full(seed, prompt)
+        return reasoning, content
+
+    def _full(self, seed: int, prompt: str) -> tuple[str, str, int]:
+        """(reasoning, final part, tokens of the reasoning: its words, one space apart)."""
         rng = _rng(seed, prompt)
         gold = self.gold_for(prompt)
         right = gold is not None and rng.random() < self.accuracy
         answer = gold if right else _wrong(gold, rng) if gold is not None else rng.randint(0, 999)
         n = rng.randint(self.min_words, self.max_words)
-        return _sentences(
-            n, rng.randrange(len(_SENTENCES))
-        ), f"So the answer is $\\boxed{{{answer}}}$."
+        reasoning = _sentences(n, rng.randrange(len(_SENTENCES)))
+        return reasoning, f"So the answer is $\\boxed{{{answer}}}$.", n
 
     def complete(self, seed: int, prompt: str, max_tokens: int | None = None) -> Completion:
         """The completion, cut at `max_tokens` tokens (finish_reason "length") if it is longer."""
-        reasoning, content = self.full_text(seed, prompt)
-        r_toks, c_toks = tokens(reasoning), tokens(content)
-        total = len(r_toks) + len(c_toks)
+        reasoning, content, r_count = self._full(seed, prompt)
+        c_toks = tokens(content)
+        total = r_count + len(c_toks)
         if max_tokens is None or total <= max_tokens:
             return Completion(reasoning, content, "stop", total)
-        if max_tokens <= len(r_toks):
-            return Completion("".join(r_toks[:max_tokens]), "", "length", max_tokens)
-        kept = "".join(c_toks[: max_tokens - len(r_toks)])
+        if max_tokens <= r_count:
+            return Completion("".join(tokens(reasoning)[:max_tokens]), "", "length", max_tokens)
+        kept = "".join(c_toks[: max_tokens - r_count])
         return Completion(reasoning, kept, "length", max_tokens)
 
 
