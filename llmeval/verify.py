@@ -129,7 +129,7 @@ def profile_status(profile: str, answer: str) -> VerdictStatus | None:
     if value is None:
         return None
     for token in profile.split(","):
-        if token == "varies":
+        if token in ("varies", "never"):
             continue
         try:
             gold = Fraction(Decimal(token))

@@ -115,27 +115,56 @@ def clearly_unequal(gold: list[Any], pred: list[Any]) -> bool:
 
 def profile(gold: list[Any], looks_rational: Callable[[str], bool]) -> str | None:
     """What lets the parent judge a plain rational answer against this gold without sympy:
-    per expression item its value to 30 digits or `varies`, comma-separated. None when an
-    item is not plain or undecidable, when a string item reads as a rational (it might equal
-    the answer's string), or when there is no expression item."""
+    per expression item its value to 30 digits, `varies`, or `never`, comma-separated. None
+    when an item is undecidable, when a string item reads as a rational (it might equal the
+    answer's string), or when there is no expression item."""
     tokens = []
     for item in gold:
         if isinstance(item, str):
             if looks_rational(item.strip()):
                 return None
             continue
-        if not _plain(item):
+        token = _token(item, looks_rational)
+        if token is None:
             return None
-        value = _constant(item)
-        if value is not None:
-            tokens.append(str(value))
-        elif _varies(item):
-            tokens.append(VARIES)
-        else:
-            return None
+        tokens.append(token)
     return ",".join(tokens) or None
 
 
+def _token(item: Any, looks_rational: Callable[[str], bool]) -> str | None:
+    """How a gold item compares with any plain rational answer q, following math-verify
+    0.9.0's `sympy_expr_eq(gold, q)` (tested against it):
+    - an assignment `x = ... = rhs` is compared by its last right side;
+    - any other relation: `doit(gold) == q` and `simplify(gold - q)` (an error) are False;
+    - a finite set or tuple of 2+ elements, or a proper interval: compared as sets with {q},
+      sizes or members differ;
+    - a lone symbol: `str(gold) == str(q)`, never unless its name reads as a rational;
+    - a plain scalar: its value, or `varies` (see `clearly_unequal`)."""
+    from math_verify.grader import is_assignment_relation, is_relation, take_last_relation
+    from sympy import FiniteSet, Interval, Tuple
+
+    if is_relation(item):
+        if is_assignment_relation(item):
+            return _token(take_last_relation(item).rhs, looks_rational)
+        return NEVER
+    if isinstance(item, (FiniteSet, Tuple)):
+        return NEVER if len(item.args) >= 2 else None
+    if isinstance(item, Interval):
+        try:
+            return NEVER if bool(item.start < item.end) else None
+        except TypeError:
+            return None
+    if isinstance(item, Symbol):
+        return None if looks_rational(str(item)) else NEVER
+    if not _plain(item):
+        return None
+    value = _constant(item)
+    if value is not None:
+        return str(value)
+    return VARIES if _varies(item) else None
+
+
+NEVER = "never"
 VARIES = "varies"
 
 

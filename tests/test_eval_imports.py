@@ -25,7 +25,10 @@ EVAL_MODULES = [
     "verify_shortcut",
     "commands/eval",
 ]
-HOMES = {"math_verify": {"verify"}, "latex2sympy2_extended": {"verify", "verify_shortcut"}}
+HOMES = {
+    "math_verify": {"verify", "verify_shortcut"},
+    "latex2sympy2_extended": {"verify", "verify_shortcut"},
+}
 HOMES |= {"sympy": {"verify", "verify_shortcut"}}
 HOMES |= {"rich": {"report"}, "httpx": set()}
 
