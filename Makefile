@@ -55,8 +55,9 @@ stress: $(STAMP)
 	$(PY) bench/stress_hostile.py
 	$(PY) bench/stress_bad_inputs.py
 
+## Every benchmark (several minutes; figures only, never part of make test).
 bench: $(STAMP)
-	@echo "no benchmarks yet"
+	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,34 +1,49 @@
-"""Benchmark of `llmeval eval` on a synthetic MATH-500-like run (60 problems x 64 samples,
-20k-character reasoning): cold with 1 and 2 workers, warm, +10% samples, bare read time.
+"""Scoring benchmark: `llmeval eval` on a synthetic MATH-500-like run (60 problems x 64
+samples = 3,840, 20k-character reasoning, ~77 MB): cold with 1 and 2 workers, warm, and +10%
+samples, against the bare time to read and JSON-parse the file.
 
-    .venv/bin/python bench/bench_eval.py [--problems 60] [--n 64] [--chars 20000]
+    .venv/bin/python bench/bench_eval.py [--runs 3] [--problems 60] [--n 64] [--chars 20000]
 
-Each eval runs as its own process (`python -m llmeval eval`), as a user would run it.
-Prints figures; asserts nothing.
+Each eval runs as its own process (`python -m llmeval eval`), as a user runs it; CPU is the
+user+sys time of it and of its verifier processes. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from harness import PYTHON, Measure, machine, measure, med, median_measure, repeat, table
+
 from llmeval.testing.synthetic import math500_run, write_jsonl
 
-
-def _eval(path: Path, *extra: str) -> tuple[float, dict]:
-    result = path.with_suffix(".result.json")
-    argv = [sys.executable, "-m", "llmeval", "-q", "eval", str(path), "--no-progress"]
-    start = time.perf_counter()
-    subprocess.run([*argv, "--result-json", str(result), *extra], check=True, capture_output=True)
-    return time.perf_counter() - start, json.loads(result.read_text())
+TARGET_COLD_S = 5.0
 
 
-def _bare_read(path: Path) -> float:
+def make_files(folder: Path, problems: int, n: int, chars: int) -> tuple[Path, list[dict]]:
+    """The base run file, and 10% more samples (new sample indices, other answers)."""
+    rows = math500_run(problems, n, chars)
+    extra = math500_run(problems, n // 10 + 1, chars, seed=1)
+    extra.sort(key=lambda r: (r["sample_idx"], r["problem_id"]))
+    extra = extra[: len(rows) // 10]
+    for row in extra:
+        row["sample_idx"] += n
+    return write_jsonl(folder / "math500_bench.jsonl", rows), extra
+
+
+def eval_argv(path: Path, *extra: str) -> list[str]:
+    return [PYTHON, "-m", "llmeval", "-q", "eval", str(path), "--no-progress", *extra]
+
+
+def cache_of(path: Path) -> Path:
+    return path.with_name(path.name + ".verdicts.jsonl")
+
+
+def bare_read(path: Path) -> float:
+    """Seconds to read the file and json.loads every line, in this process."""
     start = time.perf_counter()
     with path.open("rb") as handle:
         for line in handle:
@@ -36,34 +51,111 @@ def _bare_read(path: Path) -> float:
     return time.perf_counter() - start
 
 
+def bare_process(path: Path) -> Measure:
+    """The same as a fresh process (interpreter start included)."""
+    code = f"import json\nfor line in open({str(path)!r}, 'rb'): json.loads(line)"
+    return measure([PYTHON, "-c", code])
+
+
+def cold(path: Path, workers: int, runs: int) -> Measure:
+    def one() -> Measure:
+        cache_of(path).unlink(missing_ok=True)
+        return measure(eval_argv(path, "--workers", str(workers)))
+
+    return median_measure(repeat(one, runs))
+
+
+def warm(path: Path, runs: int) -> Measure:
+    return median_measure(repeat(lambda: measure(eval_argv(path)), runs))
+
+
+def plus_ten(path: Path, extra: list[dict], runs: int) -> Measure:
+    """Append 10% new samples to a file whose cache is complete, then eval; restored each run."""
+    base_text, base_cache = path.read_bytes(), cache_of(path).read_bytes()
+    addition = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in extra).encode()
+
+    def one() -> Measure:
+        cache_of(path).write_bytes(base_cache)
+        path.write_bytes(base_text + addition)
+        return measure(eval_argv(path))
+
+    try:
+        return median_measure(repeat(one, runs))
+    finally:
+        path.write_bytes(base_text)
+        cache_of(path).write_bytes(base_cache)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--problems", type=int, default=60)
     parser.add_argument("--n", type=int, default=64)
     parser.add_argument("--chars", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    print(machine())
     with tempfile.TemporaryDirectory() as tmp:
-        rows = math500_run(args.problems, args.n, args.chars)
-        base = rows[: len(rows) * 10 // 11]
-        path = write_jsonl(Path(tmp) / "math500_bench.jsonl", base)
+        path, extra = make_files(Path(tmp), args.problems, args.n, args.chars)
+        samples = args.problems * args.n
         size_mb = path.stat().st_size / 1e6
-        bare = _bare_read(path)
-        print(f"{len(base)} samples, {size_mb:.0f} MB; bare read+json.loads {bare:.2f} s")
-        cache = path.with_name(path.name + ".verdicts.jsonl")
-        for workers in (1, 2):
-            cache.unlink(missing_ok=True)
-            seconds, result = _eval(path, "--workers", str(workers))
-            pairs = result["cache"]["new"]
-            print(
-                f"cold, {workers} worker(s): {seconds:.2f} s = {len(base) / seconds:.0f} samples/s "
-                f"({pairs} distinct pairs verified)"
-            )
-        seconds, result = _eval(path)
-        print(f"warm: {seconds:.2f} s (verified {result['cache']['new']})")
-        write_jsonl(path, rows)
-        seconds, result = _eval(path)
-        print(f"+10% samples: {seconds:.2f} s (verified {result['cache']['new']} new pairs)")
-        print(f"accuracy {result['tasks'][0]['accuracy']:.4f}")
+        bare = med([bare_read(path) for _ in range(args.runs + 2)])
+        bare_proc = median_measure(repeat(lambda: bare_process(path), args.runs))
+        colds = {w: cold(path, w, args.runs) for w in (1, 2)}
+        warm_m = warm(path, args.runs + 2)
+        plus = plus_ten(path, extra, args.runs)
+        end_load = machine()
+    cold2 = colds[2]
+    rows = [
+        ["bare read+json.loads (in process)", bare, "", "", "", ""],
+        ["bare read+json.loads (process)", bare_proc.wall, bare_proc.cpu, "", "", ""],
+    ]
+    for w, m in colds.items():
+        rows.append(
+            [f"cold, {w} worker(s)", m.wall, m.cpu, samples / m.wall, m.main_mb, m.grandchild_mb]
+        )
+    rows.append(
+        ["warm (all cached)", warm_m.wall, warm_m.cpu, samples / warm_m.wall, warm_m.main_mb, ""]
+    )
+    rows.append(
+        [
+            f"+10% ({len(extra)} new samples)",
+            plus.wall,
+            plus.cpu,
+            "",
+            plus.main_mb,
+            plus.grandchild_mb,
+        ]
+    )
+    print(f"\n{samples} samples, {size_mb:.0f} MB, {args.runs} runs after a warm-up, medians")
+    table("eval", ["run", "wall s", "cpu s", "samples/s", "main MB", "worker MB"], rows)
+    print(f"\nmachine at the end: {end_load}")
+    figures = [
+        [
+            "cold, 2 workers (s)",
+            f"<= {TARGET_COLD_S:.0f}",
+            cold2.wall,
+            _met(cold2.wall <= TARGET_COLD_S),
+        ],
+        [
+            "warm / bare process",
+            "<= 2",
+            warm_m.wall / bare_proc.wall,
+            _met(warm_m.wall <= 2 * bare_proc.wall),
+        ],
+        ["warm / bare in process", "<= 2", warm_m.wall / bare, _met(warm_m.wall <= 2 * bare)],
+        [
+            "+10% / cold (2 workers)",
+            "<= 0.15",
+            plus.wall / cold2.wall,
+            _met(plus.wall <= 0.15 * cold2.wall),
+        ],
+        ["+10% / cold, CPU", "<= 0.15", plus.cpu / cold2.cpu, _met(plus.cpu <= 0.15 * cold2.cpu)],
+    ]
+    table("figures (wall unless CPU)", ["figure", "target", "measured", "met"], figures)
+
+
+def _met(ok: bool) -> str:
+    return "yes" if ok else "NO"
 
 
 if __name__ == "__main__":

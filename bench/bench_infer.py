@@ -1,129 +1,212 @@
-"""Throughput of the infer client against the loopback server (run in its own process).
+"""Infer benchmark: `llmeval infer` end to end (its own process, writing its output) against
+the loopback test server (its own process) answering instantly, or after a latency.
 
-Prints completed requests/s (non-streamed), SSE chunks/s parsed (streamed), and utilisation
-(achieved / ideal rate) at a fixed server latency. Figures only; nothing is asserted.
-Usage: python bench/bench_infer.py [--requests 4000] [--in-flight 256]
+    .venv/bin/python bench/bench_infer.py [--runs 3] [--only throughput,chunks,latency,stream]
+
+1. throughput: samples/s with 64, 256 and 1024 in flight, streamed and not, through httpx (the
+   default transport) and `--http fast`; client CPU per sample; server CPU share.
+2. chunks: SSE chunks/s parsed, streamed 400-token answers, 256 in flight.
+3. latency: 0.5 s per answer, 256 in flight: achieved / ideal rate (in flight / latency).
+4. stream: 2,000-token answers streamed at 100 tokens/s, 256 in flight: achieved / ideal.
+CPU is user+sys of the process (less sensitive to the machine's load than wall time).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import json
 import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
 
-from llmeval import client as client_module
-from llmeval.chat import build_body
-from llmeval.client import ChatClient, ClientConfig
+from harness import PYTHON, Measure, _cpu_s, machine, measure, med, median_measure, repeat, table
 
-HTTP = ["fast"]  # the transport measured (set from --http)
-ROUNDS = 16  # requests per worker in the latency run
+from llmeval.tasks import DATA_DIR
+
+PROBLEMS = DATA_DIR / "math500.jsonl"
 
 
 @contextmanager
-def server(*flags: str) -> Iterator[str]:
-    """The test server in a subprocess (so it does not share our GIL); yields its URL."""
-    cmd = [sys.executable, "-m", "llmeval.testing.openai_server", "--port", "0", *flags]
+def server(*flags: str) -> Iterator[tuple[str, int]]:
+    """The test server in its own process; yields (base URL, pid)."""
+    cmd = [PYTHON, "-m", "llmeval.testing.openai_server", "--port", "0", *flags]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert proc.stdout is not None
-        yield proc.stdout.readline().strip()
+        yield proc.stdout.readline().strip(), proc.pid
     finally:
         proc.terminate()
         proc.wait(10)
 
 
-async def drive(url: str, n: int, in_flight: int, stream: bool, max_tokens: int) -> float:
-    """Seconds to complete `n` requests with `in_flight` workers."""
-    config = ClientConfig(
-        base_urls=[url], stream=stream, max_workers=in_flight, max_retries=0, http=HTTP[0]
-    )
-    msgs = [{"role": "user", "content": "What is 6 times 7?"}]
-    bodies = [
-        build_body("test-model", msgs, max_tokens=max_tokens, seed=i, stream=stream, sampling={})
-        for i in range(n)
-    ]
-    async with ChatClient(config) as client:
-        pending = iter(bodies)
+def infer(
+    url: str, out: Path, n: int, workers: int, *flags: str, problems: Path = PROBLEMS
+) -> list[str]:
+    return [
+        PYTHON, "-m", "llmeval", "-q", "infer", "--input", str(problems), "--output", str(out),
+        "--base-url", url, "--n-samples", str(n), "--max-workers", str(workers),
+        "--progress", "plain", "--progress-interval", "3600", *flags,
+    ]  # fmt: skip
 
-        async def worker() -> None:
-            for body in pending:
-                await client.complete(body)
 
-        start = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(in_flight)))
-        return time.perf_counter() - start
+def run_infer(url: str, pid: int, n: int, workers: int, *flags: str) -> Measure:
+    """One fresh infer run (500 problems x n); extra: samples, chunks, server CPU seconds."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "math500.jsonl"
+        before = _cpu_s(pid)
+        m = measure(infer(url, out, n, workers, *flags))
+        m.extra["server_cpu"] = _cpu_s(pid) - before
+        tokens = samples = 0
+        with out.open("rb") as handle:
+            for line in handle:
+                row = json.loads(line)
+                samples += 1
+                tokens += (row.get("usage") or {}).get("completion_tokens") or 0
+        m.extra["samples"] = samples
+        m.extra["chunks"] = tokens + 4 * samples  # role, tokens, finish, usage, [DONE]
+    return m
+
+
+def throughput(runs: int) -> list[list[object]]:
+    rows = []
+    with server() as (url, pid):
+        for http in ("httpx", "fast"):
+            for stream in (False, True):
+                for workers in (64, 256, 1024):
+                    flags = ["--http", http, "--stream" if stream else "--no-stream"]
+                    m = median_measure(
+                        repeat(partial(run_infer, url, pid, 8, workers, *flags), runs)
+                    )
+                    rate = m.extra["samples"] / m.wall
+                    rows.append(
+                        [http, "yes" if stream else "no", workers, rate,
+                         1e6 * m.cpu / m.extra["samples"], m.extra["server_cpu"] / m.wall,
+                         m.main_mb]
+                    )  # fmt: skip
+    return rows
+
+
+def chunks(runs: int) -> list[list[object]]:
+    rows = []
+    with server("--min-words", "400", "--max-words", "400") as (url, pid):
+        for http in ("httpx", "fast"):
+            flags = ["--http", http, "--stream", "--max-tokens", "1000"]
+            m = median_measure(repeat(partial(run_infer, url, pid, 2, 256, *flags), runs))
+            rows.append(
+                [http, m.extra["chunks"] / m.wall, 1e6 * m.cpu / m.extra["chunks"],
+                 m.extra["server_cpu"] / m.wall]
+            )  # fmt: skip
+    return rows
+
+
+def utilisation(runs: int, stream: bool) -> list[list[object]]:
+    """256 in flight on 256 problems, full rounds: 0.5 s latency (whole answers, 16 rounds),
+    or 2,000 tokens at 100 tokens/s (streamed, 2 rounds of 20 s). Ideal time = samples x
+    seconds per answer / 256. Start-up (the same command again on the finished output:
+    imports, server check, resume scan) is reported apart."""
+    if stream:
+        server_flags = ["--token-rate", "100", "--min-words", "2000", "--max-words", "2000"]
+        seconds, n, runs = 20.0, 2, 1
+        infer_flags = ["--stream", "--max-tokens", "2000"]
+    else:
+        server_flags, seconds, n = ["--latency", "0.5"], 0.5, 16
+        infer_flags = ["--no-stream"]
+    rows = []
+    with server(*server_flags) as (url, pid), tempfile.TemporaryDirectory() as tmp:
+        problems = Path(tmp) / "math500.jsonl"
+        problems.write_text("".join(PROBLEMS.open().readlines()[:256]))
+        for http in ("httpx", "fast"):
+            args = (url, Path(tmp) / "out.jsonl", n, 256, "--http", http, *infer_flags)
+            walls, startups, cpus, server_cpus = [], [], [], []
+            for _ in range(runs):
+                Path(args[1]).unlink(missing_ok=True)
+                before = _cpu_s(pid)
+                m = measure(infer(*args, problems=problems))
+                server_cpus.append((_cpu_s(pid) - before) / m.wall)
+                walls.append(m.wall)
+                cpus.append(m.cpu)
+                startups.append(measure(infer(*args, problems=problems)).wall)
+            wall, startup = med(walls), med(startups)
+            ideal = 256 * n * seconds / 256
+            util, util_run = ideal / wall, ideal / (wall - startup)
+            rows.append(
+                [http, 256 * n, wall, startup, ideal, util, util_run, med(cpus), med(server_cpus)]
+            )
+    return rows
 
 
 def main() -> None:
-    p = argparse.ArgumentParser()
-    p.add_argument("--requests", type=int, default=4000)
-    p.add_argument("--in-flight", type=int, default=256)
-    p.add_argument("--shard-size", type=int, default=client_module.SHARD_SIZE)
-    p.add_argument("--only", choices=["whole", "stream", "latency", "cli"])
-    p.add_argument("--http", choices=["fast", "httpx"], default="fast")
-    args = p.parse_args()
-    HTTP[0] = args.http
-    client_module.SHARD_SIZE = args.shard_size
-    n, k = args.requests, args.in_flight
-    if args.only in (None, "whole"):
-        whole(n, k)
-    if args.only in (None, "stream"):
-        streamed(n, k)
-    if args.only in (None, "latency"):
-        latency(k)
-    if args.only in (None, "cli"):
-        cli(k)
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--only", default="throughput,chunks,latency,stream")
+    args = parser.parse_args()
+    parts = set(args.only.split(","))
+    print(machine())
+    results = {}
+    if "throughput" in parts:
+        results["throughput"] = throughput(args.runs)
+    if "chunks" in parts:
+        results["chunks"] = chunks(args.runs)
+    if "latency" in parts:
+        results["latency"] = utilisation(args.runs, stream=False)
+    if "stream" in parts:
+        results["stream"] = utilisation(args.runs, stream=True)
+    print(f"\nmachine at the end: {machine()}")
+    print(f"MATH-500 problems; medians of {args.runs} runs after a warm-up unless noted")
+    figures = []
+    if "throughput" in results:
+        table(
+            "infer end to end, instant server (500 x 8 samples)",
+            ["http", "stream", "in flight", "samples/s", "cpu us/sample", "server cpu", "MB"],
+            results["throughput"],
+        )
+        best = {(r[0], r[1], r[2]): r[3] for r in results["throughput"]}
+        for http in ("httpx", "fast"):
+            rate = best[(http, "no", 256)]
+            figures.append(
+                [f"samples/s, 256 in flight, whole, {http}", ">= 1000", rate, _met(rate >= 1000)]
+            )
+    if "chunks" in results:
+        table(
+            "streamed chunks, 400-token answers, 256 in flight (500 x 2)",
+            ["http", "chunks/s", "cpu us/chunk", "server cpu"],
+            results["chunks"],
+        )
+        for row in results["chunks"]:
+            figures.append(
+                [f"chunks/s parsed, {row[0]}", ">= 50000", row[1], _met(row[1] >= 50_000)]
+            )
+    titles = {
+        "latency": "0.5 s latency, whole answers (256 x 16), 256 in flight",
+        "stream": "2,000 tokens at 100 tokens/s (256 x 2, one run), 256 in flight",
+    }
+    for part, title in titles.items():
+        if part in results:
+            headers = [
+                "http",
+                "samples",
+                "wall s",
+                "start-up s",
+                "ideal s",
+                "util",
+                "util ex start-up",
+            ]
+            table(title, [*headers, "cpu s", "server cpu"], results[part])
+            for row in results[part]:
+                figures.append(
+                    [f"utilisation, {part}, {row[0]}", ">= 0.95", row[5], _met(row[5] >= 0.95)]
+                )
+                figures.append(
+                    ["  same, start-up excluded", ">= 0.95", row[6], _met(row[6] >= 0.95)]
+                )
+    table("figures", ["figure", "target", "measured", "met"], figures)
 
 
-def cli(k: int) -> None:
-    """`llmeval infer` end to end as a process: MATH-500 x 4, non-streamed, instant server."""
-    with server() as url, tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "llmeval", "infer", "--input", "data/math500.jsonl",
-               "--output", f"{tmp}/out.jsonl", "--base-url", url, "--n-samples", "4",
-               "--no-stream", "--max-workers", str(k), "--http", HTTP[0]]  # fmt: skip
-        start = time.perf_counter()
-        done = subprocess.run(cmd, check=True, capture_output=True, text=True)
-        secs = time.perf_counter() - start
-        print(f"llmeval infer (process, MATH-500 x 4, {k} workers): {2000 / secs:,.0f} samples/s "
-              f"including start-up; its own line: {done.stdout.strip()}")  # fmt: skip
-
-
-def whole(n: int, k: int) -> None:
-    """Non-streamed requests against an instant server."""
-    with server() as url:
-        asyncio.run(drive(url, 200, k, False, 50))  # warm up
-        cpu = time.process_time()
-        secs = asyncio.run(drive(url, n, k, False, 50))
-        cpu = time.process_time() - cpu
-        print(f"non-streamed, {k} in flight: {n / secs:,.0f} samples/s "
-              f"(client CPU {1e6 * cpu / n:.0f} us/sample)")  # fmt: skip
-
-
-def streamed(n: int, k: int) -> None:
-    """Streamed 400-token replies: SSE chunks parsed per second."""
-    with server("--min-words", "400", "--max-words", "400") as url:
-        m = max(200, n // 10)
-        cpu = time.process_time()
-        secs = asyncio.run(drive(url, m, min(k, 64), True, 1000))
-        cpu = time.process_time() - cpu
-        chunks = m * 404  # role chunk + ~400 token chunks + finish + usage
-        print(f"streamed, {min(k, 64)} in flight: {chunks / secs:,.0f} SSE chunks/s parsed "
-              f"(client CPU {1e6 * cpu / chunks:.1f} us/chunk)")  # fmt: skip
-
-
-def latency(k: int) -> None:
-    """Utilisation at 0.5 s per request: achieved / ideal rate."""
-    with server("--latency", "0.5") as url:
-        m = k * ROUNDS
-        secs = asyncio.run(drive(url, m, k, False, 50))
-        ideal = k / 0.5
-        print(f"latency 0.5 s, {k} in flight: {m / secs:,.0f} samples/s, "
-              f"utilisation {m / secs / ideal:.2f}")  # fmt: skip
+def _met(ok: bool) -> str:
+    return "yes" if ok else "NO"
 
 
 if __name__ == "__main__":

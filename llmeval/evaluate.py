@@ -4,7 +4,6 @@ pool for the distinct misses), and fold the verdicts into per-task scores."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +14,14 @@ from llmeval.eval_input import InputFile, read_input
 from llmeval.records import CacheStats, ScoreReport, Verdict
 from llmeval.scoring import task_score
 from llmeval.verdict_cache import VerdictCache, cache_path_for
-from llmeval.verify import POLICY, choice_status, exact_status, verdict_key, verifier_id
+from llmeval.verify import (
+    POLICY,
+    choice_status,
+    exact_status,
+    profile_status,
+    verdict_key,
+    verifier_id,
+)
 from llmeval.verify_pool import (
     DEFAULT_MEMORY_MB,
     WORKER_DIED,
@@ -62,11 +68,16 @@ class _Pending:
     tasks: dict[str, VerifyTask] = field(default_factory=dict)
     wanted_by: dict[str, list[Path]] = field(default_factory=dict)
     samples: dict[str, int] = field(default_factory=dict)
+    profiles: dict[str, str] = field(default_factory=dict)  # gold -> profile, from cache hits
 
 
 def read_all(options: EvalOptions) -> list[InputFile]:
     """Find and read every input file, several at once."""
     paths = discover(options.paths)
+    if len(paths) == 1:
+        return [read_input(paths[0], options.task, options.answer_key, options.response_key)]
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=min(4, len(paths))) as pool:
         reads = [
             pool.submit(read_input, p, options.task, options.answer_key, options.response_key)
@@ -83,22 +94,17 @@ def _cache_paths(options: EvalOptions, files: list[InputFile]) -> dict[Path, Pat
 
 
 def _likely_cold(options: EvalOptions) -> bool:
-    """Whether verification will probably be needed (a cache missing, or older than its
-    input): then the verifier boots while the files are read. A guess; never a verdict."""
+    """Whether verification will probably be needed (no cache yet): then the verifier boots
+    while the files are read. With a cache, new samples mostly repeat known pairs or are
+    judged from gold profiles, so it boots only if something is left. A guess; never a
+    verdict."""
     if not options.use_cache:
         return True
     try:
         inputs = discover(options.paths)
     except LlmevalError:
         return False
-    for path in inputs:
-        cache = options.cache or cache_path_for(path)
-        try:
-            if path.stat().st_mtime > cache.stat().st_mtime:
-                return True
-        except OSError:
-            return True
-    return False
+    return any(not (options.cache or cache_path_for(path)).exists() for path in inputs)
 
 
 def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalResult:
@@ -116,6 +122,7 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         file_keys, file_statuses = _judge_known(source, cache, pending, cache_of.get(source.path))
         keys.append(file_keys)
         statuses.append(file_statuses)
+    _decide_by_profile(pending, keys, statuses)
     stats.hits = len({k for ks in keys for k in ks if k and k not in pending.tasks})
     waiting = sum(pending.samples.values())
     done = {"verified": 0, "cached": sum(len(s) for s in statuses) - waiting}
@@ -130,6 +137,7 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
             pred=task.answer,
             gold=task.gold,
             detail=result.detail,
+            gold_profile=result.gold_profile,
             timeout_s=options.timeout_s if result.status == "timeout" else None,
         )
         # a crashed worker may be the machine's fault (OOM killer): remembered, not cached
@@ -171,26 +179,28 @@ def _judge_known(
     keys: list[str | None] = []
     statuses: list[str] = []
     kind = source.task.kind
+    pairs: dict[tuple[str, str], tuple[str | None, str]] = {}  # (gold, pred) -> (quick, key)
     for sample in source.samples:
         if sample.pred is None:
             keys.append(None)
             statuses.append("no_answer")
             continue
-        quick = (
-            choice_status(sample.gold, sample.pred)
-            if kind == "choice"
-            else exact_status(sample.gold, sample.pred)
-        )
+        pair = (sample.gold, sample.pred)
+        known = pairs.get(pair)
+        if known is None:
+            known = pairs[pair] = _quick(kind, *pair)
+        quick, key = known
         if quick is not None:
             keys.append(None)
             statuses.append(quick)
             continue
-        key = verdict_key(kind, sample.gold, sample.pred)
         keys.append(key)
         hit = None if key in pending.tasks else cache.get(key)
         statuses.append(hit.status if hit else "")
         if hit is not None and cache_file is not None:
             cache.add(hit, [cache_file])  # a no-op unless this file's cache lacks it
+        if hit is not None and hit.gold_profile:
+            pending.profiles.setdefault(sample.gold, hit.gold_profile)
         if hit is None:
             if key not in pending.tasks:
                 pending.tasks[key] = VerifyTask(key, kind, sample.gold, sample.pred)
@@ -200,3 +210,29 @@ def _judge_known(
             if cache_file and cache_file not in pending.wanted_by[key]:
                 pending.wanted_by[key].append(cache_file)
     return keys, statuses
+
+
+def _quick(kind: str, gold: str, pred: str) -> tuple[str | None, str]:
+    """A pair's status when known without verifying (letters, exact rationals), else its key."""
+    quick = choice_status(gold, pred) if kind == "choice" else exact_status(gold, pred)
+    return quick, "" if quick is not None else verdict_key(kind, gold, pred)  # type: ignore[arg-type]
+
+
+def _decide_by_profile(
+    pending: _Pending, keys: list[list[str | None]], statuses: list[list[str]]
+) -> None:
+    """Judge pending pairs whose gold has a cached profile and whose answer is a plain
+    rational (`verify.profile_status`), so that a few new samples need no verifier."""
+    decided: dict[str, str] = {}
+    for key, task in list(pending.tasks.items()):
+        profile = pending.profiles.get(task.gold) if task.kind == "math" else None
+        status = profile_status(profile, task.answer) if profile else None
+        if status is not None:
+            decided[key] = status
+            del pending.tasks[key], pending.wanted_by[key], pending.samples[key]
+    if not decided:
+        return
+    for file_keys, file_statuses in zip(keys, statuses, strict=True):
+        for i, key in enumerate(file_keys):
+            if key in decided:
+                file_statuses[i], file_keys[i] = decided[key], None

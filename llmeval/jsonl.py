@@ -33,7 +33,7 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes, bool]]:
     """
     path = Path(path)
     try:
-        handle = path.open("rb")
+        handle = path.open("rb", buffering=1 << 20)  # lines are long: 8 KB reads cost 4x
     except FileNotFoundError:
         raise InputError(path, "no such file") from None
     except IsADirectoryError:

@@ -7,7 +7,7 @@ Formulas are written out in the README section "eval".
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -53,17 +53,23 @@ def majority_winner(block: Sequence[Outcome]) -> Outcome | None:
     Correct answers form one class; the others vote by their class. Samples without a vote
     abstain. Ties go to the class whose first vote comes earliest (lowest sample_idx).
     """
-    counts: Counter[str] = Counter()
+    counts: dict[str, int] = {}
     first: dict[str, Outcome] = {}
     for out in block:  # callers pass blocks in sample_idx order
         if out.vote is None:
             continue
-        cls = "\x00correct" if out.status == "correct" and not out.truncated else out.vote
-        counts[cls] += 1
-        first.setdefault(cls, out)
+        cls = _CORRECT if out.status == "correct" and not out.truncated else out.vote
+        if cls in counts:
+            counts[cls] += 1
+        else:
+            counts[cls] = 1
+            first[cls] = out
     if not counts:
         return None
     return first[min(counts, key=lambda cls: (-counts[cls], first[cls].sample_idx))]
+
+
+_CORRECT = "\x00correct"
 
 
 def majority_correct(block: Sequence[Outcome]) -> bool:
@@ -76,6 +82,8 @@ def maj_at_k(samples: Sequence[Outcome], k: int) -> float:
     """maj@k of one problem: the mean over the disjoint blocks of k consecutive samples
     (by sample_idx; a last partial block is left out) of whether the block's majority is right."""
     ordered = sorted(samples, key=lambda o: o.sample_idx)
+    if k == 1 and ordered:  # each sample is its own block: right iff it votes and is correct
+        return sum(o.vote is not None and o.correct for o in ordered) / len(ordered)
     blocks = [ordered[i : i + k] for i in range(0, len(ordered) - k + 1, k)]
     if not blocks:
         raise ValueError(f"maj@{k} needs at least {k} samples")

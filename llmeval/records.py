@@ -16,6 +16,13 @@ SCHEMA_VERSION = 1
 VerdictStatus = Literal["correct", "incorrect", "no_answer", "timeout", "error"]
 
 
+class _Record(BaseModel):
+    """Base of every record: validators are built on first use, not at import (most commands
+    use a few of these models; building them all costs a tenth of a second)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
 def _to_text(value: Any) -> Any:
     """Coerce a numeric gold answer (other tools write 27 or 27.0) to text."""
     if isinstance(value, bool):
@@ -25,7 +32,7 @@ def _to_text(value: Any) -> Any:
     return value
 
 
-class Problem(BaseModel):
+class Problem(_Record):
     """One input problem: an id, the problem text or a ready prompt, and the gold answer.
 
     Extra fields of the source (subject, level, url, ...) are kept.
@@ -46,7 +53,7 @@ class Problem(BaseModel):
         return dict(self.model_extra or {})
 
 
-class Usage(BaseModel):
+class Usage(_Record):
     """Token counts as the server reported them."""
 
     model_config = ConfigDict(extra="ignore")
@@ -55,7 +62,7 @@ class Usage(BaseModel):
     completion_tokens: int | None = None
 
 
-class Generation(BaseModel):
+class Generation(_Record):
     """One sample: one request, one output line. Keyed by (problem_id, sample_idx)."""
 
     model_config = ConfigDict(extra="ignore")
@@ -86,7 +93,7 @@ class Generation(BaseModel):
         return (self.problem_id, self.sample_idx)
 
 
-class SampleKey(BaseModel):
+class SampleKey(_Record):
     """The two fields a resume scan needs; parsing only these keeps the scan cheap."""
 
     model_config = ConfigDict(extra="ignore")
@@ -95,7 +102,7 @@ class SampleKey(BaseModel):
     sample_idx: int = Field(ge=0)
 
 
-class RunSpec(BaseModel):
+class RunSpec(_Record):
     """What produced an output file; written beside it as `<output>.spec.json`.
 
     Never holds credentials. A resume whose comparable fields differ is refused.
@@ -138,7 +145,7 @@ class RunSpec(BaseModel):
         }
 
 
-class Verdict(BaseModel):
+class Verdict(_Record):
     """One cached verification: keyed by (verifier id, answer kind, gold, extracted answer).
 
     No position: generations join verdicts by key, so added samples reuse them.
@@ -153,9 +160,12 @@ class Verdict(BaseModel):
     detail: str | None = None
     # The deadline a "timeout" verdict ran under: a later eval with a longer one retries it.
     timeout_s: float | None = None
+    # What the worker learnt of the gold (its value, or that it varies): a later eval judges
+    # new plain-rational answers against it without booting the verifier (verify.py).
+    gold_profile: str | None = None
 
 
-class ProblemScore(BaseModel):
+class ProblemScore(_Record):
     """One problem's samples in a task: counts, its avg@n, and the answer most samples gave."""
 
     problem_id: str
@@ -173,7 +183,7 @@ class ProblemScore(BaseModel):
     level: str | None = None
 
 
-class GroupScore(BaseModel):
+class GroupScore(_Record):
     """Accuracy over a subset of a task's problems (a MATH-500 subject or level)."""
 
     n_problems: int
@@ -181,7 +191,7 @@ class GroupScore(BaseModel):
     stderr: float | None = None
 
 
-class TaskScore(BaseModel):
+class TaskScore(_Record):
     """The figures of one generation file (one task); fractions are 0-1."""
 
     task: str
@@ -211,7 +221,7 @@ class TaskScore(BaseModel):
     problems: list[ProblemScore] = Field(default_factory=list)
 
 
-class CacheStats(BaseModel):
+class CacheStats(_Record):
     """Verdict cache use in one eval: pairs found, pairs verified now, samples needing none."""
 
     hits: int = 0
@@ -220,7 +230,7 @@ class CacheStats(BaseModel):
     files: list[str] = Field(default_factory=list)
 
 
-class ScoreReport(BaseModel):
+class ScoreReport(_Record):
     """The result of one `llmeval eval` call, written by `--result-json`."""
 
     tasks: list[TaskScore]

@@ -6,42 +6,24 @@ on. Workers fork from a forkserver that preloaded math-verify, with a cap on add
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import signal
 import time
-from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from multiprocessing.connection import Connection, wait
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from llmeval.errors import LlmevalError
+from llmeval.verify_tasks import ByGold, VerifyResult, VerifyTask
+
+if TYPE_CHECKING:  # multiprocessing is imported when a pool starts: a cached eval needs none
+    import multiprocessing as mp
+    from multiprocessing.connection import Connection
 
 DEFAULT_MEMORY_MB = 3072
 WORKER_DIED = "worker died"
 # "__main__" too: otherwise every worker re-imports the main script on start.
 _PRELOAD = ["__main__", "llmeval.verify_preload"]
-
-
-@dataclass(frozen=True, slots=True)
-class VerifyTask:
-    """One distinct pair to verify; `key` is its verdict-cache key."""
-
-    key: str
-    kind: str
-    gold: str
-    answer: str
-
-
-@dataclass(frozen=True, slots=True)
-class VerifyResult:
-    """The verdict of one task: a status, a short reason for error/timeout, the time it took."""
-
-    key: str
-    status: str
-    detail: str | None
-    seconds: float
 
 
 def _exit_when_orphaned(eval_pid: int) -> None:
@@ -79,7 +61,8 @@ def _cap_memory(memory_bytes: int) -> None:
 
 
 def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> None:
-    """Serve tasks until the pipe closes: receive (kind, gold, answer), send (status, detail)."""
+    """Serve tasks until the pipe closes: receive (kind, gold, answer), send (status, detail,
+    gold profile)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and kills us
     _exit_when_orphaned(eval_pid)  # math-verify's own alarms are off: SIGALRM is ours
     if memory_bytes:
@@ -87,7 +70,7 @@ def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> N
     from llmeval import verify
 
     verify.warm_up()  # a no-op when inherited from the forkserver; keeps first deadlines fair
-    if not _send(conn, ("ready", None)):
+    if not _send(conn, ("ready", None, None)):
         return
     while True:
         try:
@@ -97,15 +80,17 @@ def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> N
         if msg is None:
             return
         kind, gold, answer = msg
+        profile = None
         try:
-            reply = (verify.verify(gold=gold, answer=answer, kind=kind), None)
+            status, detail = verify.verify(gold=gold, answer=answer, kind=kind), None
+            profile = verify.gold_profile(gold) if kind == "math" else None
         except MemoryError:
-            reply = ("error", "out of memory")
+            status, detail = "error", "out of memory"
         except RecursionError:
-            reply = ("error", "too deeply nested")
+            status, detail = "error", "too deeply nested"
         except Exception as exc:  # an unexpected failure is a verdict, never a crash
-            reply = ("error", f"{type(exc).__name__}")
-        if not _send(conn, reply):
+            status, detail = "error", f"{type(exc).__name__}"
+        if not _send(conn, (status, detail, profile)):
             return
 
 
@@ -130,9 +115,10 @@ class _Worker:
         self.ready = False
         self.task: VerifyTask | None = None
         self.started = 0.0
+        self.gold: str | None = None  # of its last task: that gold's parse is cached there
 
     def give(self, task: VerifyTask) -> None:
-        self.task, self.started = task, time.monotonic()
+        self.task, self.started, self.gold = task, time.monotonic(), task.gold
         self.conn.send((task.kind, task.gold, task.answer))
 
     def kill(self) -> None:
@@ -157,7 +143,7 @@ class VerifyPool:
 
     def run(self, tasks: Iterable[VerifyTask], on_result: Callable[[VerifyResult], None]) -> None:
         """Verify every task, calling `on_result` in the parent as each one finishes."""
-        queue = deque(tasks)
+        queue = ByGold(tasks)
         if not queue:
             return
         pool = [self._spawn() for _ in range(min(self.workers, len(queue)))]
@@ -165,7 +151,8 @@ class VerifyPool:
             while queue or any(w.task for w in pool):
                 for worker in pool:
                     if worker.ready and worker.task is None and queue:
-                        worker.give(queue.popleft())
+                        others = {w.gold for w in pool if w is not worker}
+                        worker.give(queue.take(worker.gold, others))
                 self._collect(pool, on_result)
         finally:
             for worker in pool:
@@ -177,13 +164,15 @@ class VerifyPool:
     def _collect(self, pool: list[_Worker], on_result: Callable[[VerifyResult], None]) -> None:
         """Wait for a reply or the earliest deadline; kill and replace workers past theirs."""
         now = time.monotonic()
+        from multiprocessing.connection import wait
+
         deadlines = [w.started + self.timeout_s for w in pool if w.task]
         wait_s = max(0.0, min(deadlines) - now) if deadlines else None
         for conn in wait([w.conn for w in pool], timeout=wait_s):
             idx = next(i for i, w in enumerate(pool) if w.conn is conn)
             worker = pool[idx]
             try:
-                status, detail = worker.conn.recv()
+                status, detail, profile = worker.conn.recv()
             except (EOFError, OSError):
                 pool[idx] = self._replace(worker, on_result, "error", WORKER_DIED)
                 continue
@@ -191,7 +180,8 @@ class VerifyPool:
                 worker.ready = True
             elif worker.task is not None:
                 task, worker.task = worker.task, None
-                on_result(VerifyResult(task.key, status, detail, time.monotonic() - worker.started))
+                elapsed = time.monotonic() - worker.started
+                on_result(VerifyResult(task.key, status, detail, elapsed, profile))
         now = time.monotonic()
         for idx, worker in enumerate(pool):
             if worker.task and now >= worker.started + self.timeout_s:
@@ -216,7 +206,9 @@ class VerifyPool:
 
 
 def _context() -> mp.context.BaseContext:
-    ctx = mp.get_context("forkserver")
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(_PRELOAD)
     return ctx
 

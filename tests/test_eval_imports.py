@@ -20,10 +20,16 @@ EVAL_MODULES = [
     "verdict_cache",
     "verify",
     "verify_pool",
+    "verify_tasks",
     "verify_preload",
+    "verify_shortcut",
     "commands/eval",
 ]
-HOMES = {"math_verify": {"verify"}, "latex2sympy2_extended": {"verify"}, "sympy": {"verify"}}
+HOMES = {
+    "math_verify": {"verify", "verify_shortcut"},
+    "latex2sympy2_extended": {"verify", "verify_shortcut"},
+}
+HOMES |= {"sympy": {"verify", "verify_shortcut"}}
 HOMES |= {"rich": {"report"}, "httpx": set()}
 
 

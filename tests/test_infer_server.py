@@ -62,3 +62,13 @@ def test_plain_progress_line() -> None:
     line = plain_line(snap)
     assert line.startswith("infer: 50/200 (25%) 5.0 samples/s 1,000 tok/s in flight 8")
     assert "retries 3 failed 2 ETA 0:00:29" in line
+
+
+def test_reasoning_token_count_is_what_the_tokenizer_counts() -> None:
+    """The fake model counts its reasoning's tokens without tokenizing (its words, one space
+    apart): the same number `count_tokens` gives, long and short."""
+    for low, high in ((0, 0), (1, 30), (20, 80), (5000, 5200)):
+        model = FakeModel(min_words=low, max_words=high)
+        for seed in range(5):
+            reasoning, _, count = model._full(seed, "What is 6 times 7?")
+            assert count == count_tokens(reasoning)

@@ -95,3 +95,19 @@ def test_a_too_small_memory_cap_does_not_turn_verdicts_into_errors() -> None:
     results: list[VerifyResult] = []
     pool.run([_task("a", "x+1", "1+x"), _task("b", "(1,2)", "[1,2]")], results.append)
     assert [r.status for r in results] == ["correct", "incorrect"]
+
+
+def test_tasks_are_handed_out_by_gold() -> None:
+    from llmeval.verify_tasks import ByGold
+
+    tasks = [_task(f"{g}{i}", g, str(i)) for g in ("a", "b", "c") for i in range(2)]
+    queue = ByGold(tasks)
+    assert len(queue) == 6
+    first = queue.take(None, set())  # a free worker starts on the first gold
+    second = queue.take(None, {"a"})  # the next avoids the gold another worker is on
+    assert (first.gold, second.gold) == ("a", "b")
+    assert queue.take("a", {"b"}).gold == "a"  # a worker keeps to its gold while it lasts
+    assert queue.take("a", {"b"}).gold == "c"  # then moves to one nobody is on
+    assert queue.take("c", {"b"}).gold == "c"
+    assert queue.take("c", {"b"}).gold == "b"  # at the end it shares a gold
+    assert not queue and len(queue) == 0

@@ -6,10 +6,13 @@ import argparse
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from llmeval.errors import UsageError
-from llmeval.infer import InferOptions
 from llmeval.tasks import MATH_TEMPLATE, get_task, task_from_filename
+
+if TYPE_CHECKING:  # imported when infer runs: other commands need not load httpx and asyncio
+    from llmeval.infer import InferOptions
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 
@@ -75,6 +78,7 @@ def _positive(name: str, value: float, minimum: float = 1) -> None:
 def options_from_args(args: argparse.Namespace) -> InferOptions:
     """Check the flags and build `InferOptions`."""
     from llmeval.client import normalize_base_url
+    from llmeval.infer import InferOptions
     from llmeval.problems import InputKeys
 
     _positive("--n-samples", args.n_samples)

@@ -9,16 +9,17 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from llmeval import __version__
 from llmeval.commands.eval import options_from_args
 from llmeval.errors import OutputError, UsageError
 from llmeval.evaluate import DEFAULT_TIMEOUT_S, EvalResult, run_eval
-from llmeval.html_report import render_report
 from llmeval.report import EvalProgress
-from llmeval.report_data import Run
-from llmeval.report_input import run_from_eval
 from llmeval.verify_pool import DEFAULT_MEMORY_MB, default_workers
+
+if TYPE_CHECKING:  # the HTML side loads when `report` runs, not for every command
+    from llmeval.report_data import Run
 
 log = logging.getLogger("llmeval")
 
@@ -102,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out} is a folder; give a file name")
     started = time.monotonic()
     result = _judge(args, list(args.paths))
+    from llmeval.html_report import render_report
+    from llmeval.report_input import run_from_eval
+
     current = run_from_eval(result, args.label, args.response_key)
     baseline = None
     if args.baseline:

@@ -23,6 +23,31 @@ _WORDS = tuple(_VOCAB.split())
 _CHUNK = re.compile(r"\S+\s*|\s+")
 
 
+def _corpus(count: int = 4096) -> list[tuple[str, tuple[str, ...]]]:
+    """Fixed sentences of 12 words (text, words): answers are runs of them, so a 30k-character
+    answer costs the test server a slice and a join, not 5,000 random draws."""
+    rng = random.Random(0)
+    out = []
+    for _ in range(count):
+        words = tuple(rng.choice(_WORDS) for _ in range(12))
+        out.append((" ".join(words).capitalize() + ".", words))
+    return out
+
+
+_SENTENCES = _corpus()
+
+
+def _sentences(n: int, start: int) -> str:
+    """`n` words: whole corpus sentences from `start` on (wrapping), then a partial one."""
+    whole, rest = divmod(n, 12)
+    size = len(_SENTENCES)
+    parts = [_SENTENCES[(start + i) % size][0] for i in range(whole)]
+    if rest:
+        words = _SENTENCES[(start + whole) % size][1][:rest]
+        parts.append(" ".join(words).capitalize() + ".")
+    return " ".join(parts)
+
+
 def tokens(text: str) -> list[str]:
     """Split text into 'tokens': a word with its trailing space, or a run of spaces."""
     return _CHUNK.findall(text)
@@ -92,25 +117,29 @@ class FakeModel:
 
     def full_text(self, seed: int, prompt: str) -> tuple[str, str]:
         """(reasoning, final part) before any max_tokens cut."""
+        reasoning, content, _ = self._full(seed, prompt)
+        return reasoning, content
+
+    def _full(self, seed: int, prompt: str) -> tuple[str, str, int]:
+        """(reasoning, final part, tokens of the reasoning: its words, one space apart)."""
         rng = _rng(seed, prompt)
         gold = self.gold_for(prompt)
         right = gold is not None and rng.random() < self.accuracy
         answer = gold if right else _wrong(gold, rng) if gold is not None else rng.randint(0, 999)
         n = rng.randint(self.min_words, self.max_words)
-        words = [rng.choice(_WORDS) for _ in range(n)]
-        sentences = [" ".join(words[i : i + 12]).capitalize() + "." for i in range(0, n, 12)]
-        return " ".join(sentences), f"So the answer is $\\boxed{{{answer}}}$."
+        reasoning = _sentences(n, rng.randrange(len(_SENTENCES)))
+        return reasoning, f"So the answer is $\\boxed{{{answer}}}$.", n
 
     def complete(self, seed: int, prompt: str, max_tokens: int | None = None) -> Completion:
         """The completion, cut at `max_tokens` tokens (finish_reason "length") if it is longer."""
-        reasoning, content = self.full_text(seed, prompt)
-        r_toks, c_toks = tokens(reasoning), tokens(content)
-        total = len(r_toks) + len(c_toks)
+        reasoning, content, r_count = self._full(seed, prompt)
+        c_toks = tokens(content)
+        total = r_count + len(c_toks)
         if max_tokens is None or total <= max_tokens:
             return Completion(reasoning, content, "stop", total)
-        if max_tokens <= len(r_toks):
-            return Completion("".join(r_toks[:max_tokens]), "", "length", max_tokens)
-        kept = "".join(c_toks[: max_tokens - len(r_toks)])
+        if max_tokens <= r_count:
+            return Completion("".join(tokens(reasoning)[:max_tokens]), "", "length", max_tokens)
+        kept = "".join(c_toks[: max_tokens - r_count])
         return Completion(reasoning, kept, "length", max_tokens)
 
 

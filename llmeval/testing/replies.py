@@ -12,6 +12,8 @@ from typing import Any
 
 from llmeval.testing.fake_model import Completion, tokens
 
+_TOKEN_JSON: dict[str, bytes] = {}  # token -> its JSON string: streams repeat a small vocabulary
+
 
 def error(message: str, kind: str, code: int) -> dict[str, Any]:
     """An error body as vLLM writes it."""
@@ -77,7 +79,12 @@ def events(
         cut = ref.index(b'"\\u0000"')
         pre, post = ref[:cut], ref[cut + 8 :]
         for tok in toks:
-            yield pre + json.dumps(tok, ensure_ascii=False).encode() + post
+            encoded = _TOKEN_JSON.get(tok)
+            if encoded is None:
+                encoded = json.dumps(tok, ensure_ascii=False).encode()
+                if len(_TOKEN_JSON) < 100_000:
+                    _TOKEN_JSON[tok] = encoded
+            yield pre + encoded + post
 
     yield delta({"role": "assistant", "content": ""})
     if fault == "empty":

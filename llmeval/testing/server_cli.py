@@ -38,7 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
     p.add_argument("--latency-jitter", type=float, default=0.0, help="plus uniform 0..S seconds")
-    p.add_argument("--token-rate", type=float, default=0.0, help="streamed tokens/s (0: at once)")
+    p.add_argument(
+        "--token-rate",
+        type=float,
+        default=0.0,
+        help="streamed tokens/s, sent every 50 ms (0: at once)",
+    )
     p.add_argument("--max-context", type=int, help="context-length 400 above this many tokens")
     p.add_argument("--faults", default="", help=f"KIND=RATE,... kinds: {' '.join(FAULTS)}")
     p.add_argument("--schedule", default="", help="N:KIND,... faults for chat request N (0-based)")
