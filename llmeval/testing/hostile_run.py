@@ -15,7 +15,8 @@ from pathlib import Path
 from llmeval.extract import extract_choice, extract_math
 from llmeval.testing.hostile import HTML, choice_rows, math_rows
 from llmeval.verify import exact_status, verdict_key
-from llmeval.verify_pool import VerifyPool, VerifyResult, VerifyTask
+from llmeval.verify_pool import VerifyPool
+from llmeval.verify_tasks import VerifyResult, VerifyTask
 
 ROOT = Path(__file__).resolve().parents[2]
 
