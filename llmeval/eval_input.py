@@ -16,10 +16,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from llmeval import sample_cache
 from llmeval.errors import InputError
 from llmeval.eval_files import META_FIELDS, problem_meta, read_spec, resolve_task
 from llmeval.extract import THINK_OPEN, extract_choice, extract_math, is_truncated
-from llmeval.jsonl import read_dicts, read_models
+from llmeval.jsonl import Position, read_dicts, read_models
 from llmeval.tasks import Task
 
 log = logging.getLogger("llmeval")
@@ -143,12 +144,14 @@ class _Row(BaseModel):
     level: Any = None
 
 
-def _rows(path: Path, answer_key: str, response_key: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Rows as dicts; with the default keys only the fields eval reads are parsed."""
+def _rows(
+    path: Path, answer_key: str, response_key: str, at: Position
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows as dicts from `at` on; with the default keys only the fields eval reads are parsed."""
     if (answer_key, response_key) != ("answer", "gen"):
-        yield from read_dicts(path)
+        yield from read_dicts(path, at)
         return
-    for lineno, row in read_models(path, _Row):
+    for lineno, row in read_models(path, _Row, at):
         yield lineno, row.model_dump(exclude_unset=True)
 
 
@@ -161,32 +164,65 @@ def _meta(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_input(
-    path: Path, task_flag: str | None, answer_key: str = "answer", response_key: str = "gen"
+    path: Path,
+    task_flag: str | None,
+    answer_key: str = "answer",
+    response_key: str = "gen",
+    use_cache: bool = False,
 ) -> InputFile:
-    """Read one generation file; the first of duplicate (problem, sample) rows is kept."""
+    """Read one generation file; the first of duplicate (problem, sample) rows is kept. With
+    `use_cache`, the rows of lines read before come from the samples cache (`sample_cache`)."""
     spec = read_spec(path)
     task = resolve_task(path, task_flag, spec)
     result = InputFile(path, task, spec_n=spec.n_samples if spec else None)
     reader = _RowReader(path, task, answer_key, response_key)
-    seen: dict[tuple[str, int], int] = {}
-    first_repeat = ""
-    for lineno, row in _rows(path, answer_key, response_key):
+    key = sample_cache.context_key(task, answer_key, response_key) if use_cache else None
+    cached = sample_cache.load(path, key) if key else None
+    at = cached.position if cached else sample_cache.new_position()
+    start = at.offset
+    kept: list[tuple[Sample, int]] = [] if cached is None else _restore(cached, reader)
+    seen = {(s.problem_id, s.sample_idx): lineno for s, lineno in kept}
+    repeats: list[tuple[int, str]] = []  # (line, message) of rows dropped as repeats
+    for lineno, row in _rows(path, answer_key, response_key, at):
         sample = reader.sample(lineno, row)
-        key = (sample.problem_id, sample.sample_idx)
-        if key in seen:
-            result.duplicates += 1
-            first_repeat = (
-                first_repeat or f"{path}:{lineno}: {key[0]}#{key[1]} (first: {seen[key]})"
-            )
+        pair = (sample.problem_id, sample.sample_idx)
+        if pair in seen:
+            repeats.append((lineno, f"{path}:{lineno}: {pair[0]}#{pair[1]} (first: {seen[pair]})"))
             continue
-        seen[key] = lineno
-        result.samples.append(sample)
+        seen[pair] = lineno
+        kept.append((sample, lineno))
+    result.samples = [sample for sample, _ in kept]
     if not result.samples:
         raise InputError(path, "no samples in the file (empty)")
+    old_repeats, first_repeat = (cached.duplicates, cached.first_repeat) if cached else (0, "")
+    result.duplicates = old_repeats + len(repeats)
     if result.duplicates:
         log.warning(
             "%s; %d repeated (problem, sample) rows, each counted once",
-            first_repeat,
+            first_repeat or repeats[0][1],
             result.duplicates,
         )
+    if key and at.offset > start:
+        whole = [(line, text) for line, text in repeats if line <= at.lines]
+        rows = [_row(sample, lineno) for sample, lineno in kept if lineno <= at.lines]
+        first = first_repeat or (whole[0][1] if whole else "")
+        sample_cache.save(path, key, at, rows, old_repeats + len(whole), first)
     return result
+
+
+def _row(sample: Sample, lineno: int) -> list[Any]:
+    """A sample as a samples-cache row."""
+    s = sample
+    return [s.problem_id, s.sample_idx, s.gold, s.pred, s.truncated, s.completion_tokens,
+            s.meta, lineno]  # fmt: skip
+
+
+def _restore(cached: sample_cache.Cached, reader: _RowReader) -> list[tuple[Sample, int]]:
+    """The cached samples with their lines; the reader numbers id-less rows on after them."""
+    kept = []
+    counters = reader.counters
+    for pid, idx, gold, pred, truncated, tokens, meta, lineno in cached.rows:
+        kept.append((Sample(pid, idx, gold, pred, truncated, tokens, meta), lineno))
+        if counters[pid] <= idx:
+            counters[pid] = idx + 1
+    return kept

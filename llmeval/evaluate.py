@@ -74,15 +74,13 @@ class _Pending:
 def read_all(options: EvalOptions) -> list[InputFile]:
     """Find and read every input file, several at once."""
     paths = discover(options.paths)
+    keys = (options.task, options.answer_key, options.response_key, options.use_cache)
     if len(paths) == 1:
-        return [read_input(paths[0], options.task, options.answer_key, options.response_key)]
+        return [read_input(paths[0], *keys)]
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=min(4, len(paths))) as pool:
-        reads = [
-            pool.submit(read_input, p, options.task, options.answer_key, options.response_key)
-            for p in paths
-        ]
+        reads = [pool.submit(read_input, p, *keys) for p in paths]
         return [r.result() for r in reads]
 
 

@@ -135,18 +135,18 @@ class Summary:
 
 def summarize(groups: dict[str, list[Outcome]]) -> Summary:
     """avg@n, both standard errors, pass@k and maj@k over the problems of `groups`."""
-    sizes = [len(s) for s in groups.values() if s]
-    fractions = [sum(o.correct for o in s) / len(s) for s in groups.values() if s]
+    present = [s for s in groups.values() if s]
+    sizes = [len(s) for s in present]
+    corrects = [sum(o.correct for o in s) for s in present]
+    fractions = [c / n for c, n in zip(corrects, sizes, strict=True)]
     if not fractions:
         return Summary(len(groups), None, None, None, {}, {})
     ks = ks_up_to(min(sizes))
     passes = {
-        str(k): _mean(
-            [pass_at_k(len(s), sum(o.correct for o in s), k) for s in groups.values() if s]
-        )
+        str(k): _mean([pass_at_k(n, c, k) for n, c in zip(sizes, corrects, strict=True)])
         for k in ks
     }
-    majs = {str(k): _mean([maj_at_k(s, k) for s in groups.values() if s]) for k in ks}
+    majs = {str(k): _mean([maj_at_k(s, k) for s in present]) for k in ks}
     return Summary(
         n_problems=len(groups),
         accuracy=_mean(fractions),

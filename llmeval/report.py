@@ -8,17 +8,19 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from llmeval.errors import OutputError
 from llmeval.eval_input import InputFile
 from llmeval.jsonl import JsonlAppender, write_json_atomic
 from llmeval.records import ScoreReport, TaskScore
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 def _pct(value: float | None, digits: int = 1) -> str:
@@ -180,6 +182,8 @@ class EvalProgress:
 
     def _update_bar(self, verified: int, cached: int, remaining: int, total: int) -> None:
         if self._bar is None:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
             self._bar = Progress(
                 TextColumn("judging"),
                 BarColumn(),

@@ -18,9 +18,16 @@ from llmeval.metrics import (
 from llmeval.records import GroupScore, ProblemScore, TaskScore
 
 
-def outcome(sample: Sample, status: str) -> Outcome:
-    """A judged sample for the statistics; a cut-off output does not vote in maj@k."""
-    vote = None if sample.pred is None or sample.truncated else canonical_answer(sample.pred)
+def outcome(sample: Sample, status: str, votes: dict[str, str] | None = None) -> Outcome:
+    """A judged sample for the statistics; a cut-off output does not vote in maj@k. `votes`
+    memoizes the vote of each answer (samples repeat answers)."""
+    vote = None
+    if sample.pred is not None and not sample.truncated:
+        vote = votes.get(sample.pred) if votes is not None else None
+        if vote is None:
+            vote = canonical_answer(sample.pred)
+            if votes is not None:
+                votes[sample.pred] = vote
     return Outcome(
         problem_id=sample.problem_id,
         sample_idx=sample.sample_idx,
@@ -74,7 +81,8 @@ def _groups(problems: list[ProblemScore], attr: str) -> dict[str, GroupScore]:
 
 def task_score(source: InputFile, statuses: Sequence[str]) -> TaskScore:
     """The figures of one file, given each sample's verdict status (same order as samples)."""
-    outs = [outcome(s, st) for s, st in zip(source.samples, statuses, strict=True)]
+    votes: dict[str, str] = {}
+    outs = [outcome(s, st, votes) for s, st in zip(source.samples, statuses, strict=True)]
     groups = group_by_problem(outs)
     by_sample = {(s.problem_id, s.sample_idx): s for s in source.samples}
     n = max([len(g) for g in groups.values()] + [source.spec_n or 0])

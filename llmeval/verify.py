@@ -68,6 +68,7 @@ def gold_latex(gold: str) -> str:
     return "$" + text.replace("\n", " ") + "$"
 
 
+@lru_cache(maxsize=8192)
 def _rational(text: str) -> Fraction | None:
     """The value of an integer or integer fraction (`-42`, `042`, `\\frac{3}{4}`, `3/4`)."""
     match = _RATIONAL.match(text)

@@ -12,6 +12,7 @@ PACKAGE = Path(llmeval.__file__).parent
 EVAL_MODULES = [
     "eval_files",
     "eval_input",
+    "sample_cache",
     "evaluate",
     "extract",
     "metrics",
