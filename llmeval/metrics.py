@@ -81,13 +81,32 @@ def majority_correct(block: Sequence[Outcome]) -> bool:
 def maj_at_k(samples: Sequence[Outcome], k: int) -> float:
     """maj@k of one problem: the mean over the disjoint blocks of k consecutive samples
     (by sample_idx; a last partial block is left out) of whether the block's majority is right."""
+    return _maj_of_labels(_labels(samples), k)
+
+
+def _labels(samples: Sequence[Outcome]) -> list[str | None]:
+    """Each sample's class in sample_idx order: `_CORRECT`, its vote, or None (abstains)."""
     ordered = sorted(samples, key=lambda o: o.sample_idx)
-    if k == 1 and ordered:  # each sample is its own block: right iff it votes and is correct
-        return sum(o.vote is not None and o.correct for o in ordered) / len(ordered)
-    blocks = [ordered[i : i + k] for i in range(0, len(ordered) - k + 1, k)]
+    return [None if o.vote is None else _CORRECT if o.correct else o.vote for o in ordered]
+
+
+def _maj_of_labels(labels: list[str | None], k: int) -> float:
+    """`maj_at_k` over precomputed labels (the same vote and tie rule as `majority_winner`)."""
+    if k == 1 and labels:  # each sample is its own block: right iff it votes and is correct
+        return labels.count(_CORRECT) / len(labels)
+    blocks = len(labels) // k
     if not blocks:
         raise ValueError(f"maj@{k} needs at least {k} samples")
-    return sum(majority_correct(b) for b in blocks) / len(blocks)
+    right = 0
+    for start in range(0, blocks * k, k):
+        counts: dict[str, int] = {}  # insertion order = order of first vote: ties go first
+        for label in labels[start : start + k]:
+            if label is not None:
+                counts[label] = counts.get(label, 0) + 1
+        if counts:
+            best = max(counts.values())
+            right += next(c for c, n in counts.items() if n == best) == _CORRECT
+    return right / blocks
 
 
 def clustered_stderr(fractions: Sequence[float]) -> float | None:
@@ -146,7 +165,8 @@ def summarize(groups: dict[str, list[Outcome]]) -> Summary:
         str(k): _mean([pass_at_k(n, c, k) for n, c in zip(sizes, corrects, strict=True)])
         for k in ks
     }
-    majs = {str(k): _mean([maj_at_k(s, k) for s in present]) for k in ks}
+    labels = [_labels(s) for s in present]
+    majs = {str(k): _mean([_maj_of_labels(lab, k) for lab in labels]) for k in ks}
     return Summary(
         n_problems=len(groups),
         accuracy=_mean(fractions),

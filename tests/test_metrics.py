@@ -161,3 +161,24 @@ def test_wrong_answers_spelled_differently_vote_together() -> None:
     source = InputFile(Path("aime24.jsonl"), get_task("aime24"), samples)  # type: ignore[arg-type]
     score = task_score(source, ["correct", "incorrect", "incorrect"])
     assert score.maj_at_k["3"] == 0.0 and score.problems[0].majority_answer == "\\dfrac{1}{2}"
+
+
+def test_maj_at_k_agrees_with_majority_winner_block_by_block() -> None:
+    """The fast maj@k (labels counted per block) against the vote rule written out."""
+    import random
+
+    from llmeval.metrics import majority_correct
+
+    rng = random.Random(1)
+    for _ in range(3000):
+        outs = []
+        for i in range(rng.randint(1, 12)):
+            status = rng.choice(["correct", "incorrect", "no_answer", "timeout"])
+            vote = None if status == "no_answer" or rng.random() < 0.1 else rng.choice("abc")
+            outs.append(Outcome("p", i, status, truncated=rng.random() < 0.1, vote=vote))
+        rng.shuffle(outs)
+        ordered = sorted(outs, key=lambda o: o.sample_idx)
+        for k in range(1, len(outs) + 1):
+            blocks = [ordered[i : i + k] for i in range(0, len(ordered) - k + 1, k)]
+            expected = sum(majority_correct(b) for b in blocks) / len(blocks)
+            assert maj_at_k(outs, k) == pytest.approx(expected)
