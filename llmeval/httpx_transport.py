@@ -1,0 +1,126 @@
+"""The httpx transport of `client.py`: httpx requests and responses over httpcore's HTTP/1.1
+connections (h11), kept in an O(1) idle list per origin and run on plain asyncio.
+
+httpx's own `AsyncHTTPTransport` (httpcore's pool on anyio) costs ~3x more CPU per request:
+its pool rescans every connection per request and anyio opens cancel scopes per read/write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ssl
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpcore
+import httpx
+
+from llmeval.asyncio_backend import AsyncioBackend
+
+_UNANSWERED = "Server disconnected without sending a response"
+Origin = tuple[bytes, bytes, int]
+
+
+@contextlib.contextmanager
+def _as_httpx() -> Iterator[None]:
+    """Raise httpcore's errors as httpx's of the same name (as httpx's transport does)."""
+    try:
+        yield
+    except httpcore.ProxyError as exc:  # not used here; kept apart as httpx does
+        raise httpx.ProxyError(str(exc)) from exc
+    except (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
+        for cls in type(exc).__mro__:
+            mapped = getattr(httpx, cls.__name__, None)
+            if isinstance(mapped, type) and issubclass(mapped, httpx.TransportError):
+                raise mapped(str(exc)) from exc
+        raise httpx.TransportError(str(exc)) from exc  # pragma: no cover - all are mapped
+    except httpcore.UnsupportedProtocol as exc:
+        raise httpx.UnsupportedProtocol(str(exc)) from exc
+
+
+class _Body(httpx.AsyncByteStream):
+    """A response body; once read whole and closed, its connection goes back to the idle list."""
+
+    def __init__(self, stream: Any, conn: httpcore.AsyncHTTP11Connection, idle: list) -> None:
+        self._stream, self._conn, self._idle = stream, conn, idle
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        with _as_httpx():
+            async for part in self._stream:
+                yield part
+
+    async def aclose(self) -> None:
+        with _as_httpx():
+            await self._stream.aclose()  # the connection is idle again, or closed
+        if self._conn.is_idle():
+            self._idle.append(self._conn)
+
+
+class LeanTransport(httpx.AsyncBaseTransport):
+    """HTTP/1.1 keep-alive connections, as many as requests in flight; no proxies, no HTTP/2."""
+
+    def __init__(
+        self, ssl_context: ssl.SSLContext | None = None, keepalive_expiry: float = 60.0
+    ) -> None:
+        self._ssl = ssl_context
+        self._expiry = keepalive_expiry
+        self._backend = AsyncioBackend()
+        self._idle: dict[Origin, list[httpcore.AsyncHTTP11Connection]] = {}
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        origin = (url.raw_scheme, url.raw_host, url.port or (443 if url.scheme == "https" else 80))
+        if origin[0] not in (b"http", b"https"):
+            raise httpx.UnsupportedProtocol(f"unsupported URL scheme {url.scheme!r}")
+        core = httpcore.Request(
+            method=request.method,
+            url=httpcore.URL(scheme=origin[0], host=origin[1], port=origin[2], target=url.raw_path),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        idle = self._idle.setdefault(origin, [])
+        with _as_httpx():
+            conn = await self._take(idle)
+            if conn is not None:
+                try:
+                    resp = await conn.handle_async_request(core)
+                except httpcore.RemoteProtocolError as exc:
+                    if not str(exc).startswith(_UNANSWERED):
+                        raise
+                    conn = None  # the server closed it as we reused it: once more, anew
+            if conn is None:
+                conn = await self._connect(origin, request.extensions.get("timeout", {}))
+                resp = await conn.handle_async_request(core)
+        return httpx.Response(
+            status_code=resp.status,
+            headers=resp.headers,
+            stream=_Body(resp.stream, conn, idle),
+            extensions=resp.extensions,
+            request=request,
+        )
+
+    async def _take(self, idle: list[httpcore.AsyncHTTP11Connection]) -> Any:
+        while idle:
+            conn = idle.pop()
+            if conn.is_idle() and not conn.has_expired():
+                return conn
+            await conn.aclose()  # expired, or the server closed it
+        return None
+
+    async def _connect(self, origin: Origin, timeouts: dict) -> httpcore.AsyncHTTP11Connection:
+        scheme, host, port = origin
+        timeout = timeouts.get("connect")
+        name = host.decode("ascii")
+        stream = await self._backend.connect_tcp(name, port, timeout=timeout)
+        if scheme == b"https":
+            ctx = self._ssl or ssl.create_default_context()
+            stream = await stream.start_tls(ctx, server_hostname=name, timeout=timeout)
+        return httpcore.AsyncHTTP11Connection(
+            origin=httpcore.Origin(scheme, host, port), stream=stream, keepalive_expiry=self._expiry
+        )
+
+    async def aclose(self) -> None:
+        for idle in self._idle.values():
+            while idle:
+                await idle.pop().aclose()
