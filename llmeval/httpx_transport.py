@@ -39,15 +39,20 @@ def _as_httpx() -> Iterator[None]:
 
 
 class _Body(httpx.AsyncByteStream):
-    """A response body; once read whole and closed, its connection goes back to the idle list."""
+    """A response body; once read whole and closed, its connection goes back to the idle list.
+    (An iterator class, not an async generator: each of those costs asyncio bookkeeping.)"""
 
     def __init__(self, stream: Any, conn: httpcore.AsyncHTTP11Connection, idle: list) -> None:
         self._stream, self._conn, self._idle = stream, conn, idle
+        self._parts: Any = None
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        self._parts = self._stream.__aiter__()
+        return self
+
+    async def __anext__(self) -> bytes:
         with _as_httpx():
-            async for part in self._stream:
-                yield part
+            return await self._parts.__anext__()
 
     async def aclose(self) -> None:
         with _as_httpx():
@@ -66,15 +71,23 @@ class LeanTransport(httpx.AsyncBaseTransport):
         self._expiry = keepalive_expiry
         self._backend = AsyncioBackend()
         self._idle: dict[Origin, list[httpcore.AsyncHTTP11Connection]] = {}
+        self._urls: dict[tuple[Origin, bytes], httpcore.URL] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
         origin = (url.raw_scheme, url.raw_host, url.port or (443 if url.scheme == "https" else 80))
         if origin[0] not in (b"http", b"https"):
             raise httpx.UnsupportedProtocol(f"unsupported URL scheme {url.scheme!r}")
+        target = (origin, url.raw_path)
+        if (core_url := self._urls.get(target)) is None:
+            core_url = httpcore.URL(
+                scheme=origin[0], host=origin[1], port=origin[2], target=url.raw_path
+            )
+            if len(self._urls) < 64:  # the few URLs a client calls
+                self._urls[target] = core_url
         core = httpcore.Request(
             method=request.method,
-            url=httpcore.URL(scheme=origin[0], host=origin[1], port=origin[2], target=url.raw_path),
+            url=core_url,
             headers=request.headers.raw,
             content=request.stream,
             extensions=request.extensions,

@@ -3,11 +3,10 @@ default) and llmeval's lean HTTP/1.1 client (`--http fast`); and their errors in
 
 from __future__ import annotations
 
-import contextlib
 import os
 import ssl
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import Awaitable
 from typing import Any
 
 try:  # httpcore imports sniffio on every request; a failing import scans sys.path each time
@@ -25,6 +24,22 @@ BROKEN = (httpx.HTTPError, http1.HttpError)
 CONNECT = (httpx.ConnectError, httpx.ConnectTimeout, http1.ConnectFailed)
 
 
+class _Opened:
+    """`async with`: the response of `send()` once it is awaited; closed on the way out."""
+
+    __slots__ = ("resp", "send")
+
+    def __init__(self, send: Awaitable[Any]) -> None:
+        self.send, self.resp = send, None
+
+    async def __aenter__(self) -> Any:
+        self.resp = await self.send
+        return self.resp
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.resp.aclose()
+
+
 class HttpxSender:
     """One httpx transport per endpoint (`httpx_transport.LeanTransport`): httpx requests and
     responses, h11 under them, an O(1) pool of keep-alive connections."""
@@ -37,21 +52,17 @@ class HttpxSender:
             "chat": httpx.URL(url + "/chat/completions"),
             "models": httpx.URL(url + "/models"),
         }
-        self.headers = [(k.encode(), v.encode()) for k, v in headers.items()]
+        host = {"host": self.urls["chat"].netloc.decode("ascii")}
+        self.headers = httpx.Headers({**host, **headers})
         timeout = httpx.Timeout(config.timeout, connect=config.connect_timeout, pool=None)
         self.extensions = {"timeout": timeout.as_dict()}
 
-    @contextlib.asynccontextmanager
-    async def open(self, method: str, which: str, body: bytes = b"") -> AsyncIterator[Any]:
+    def open(self, method: str, which: str, body: bytes = b"") -> _Opened:
         request = httpx.Request(
             method, self.urls[which], headers=self.headers, content=body or None,
             extensions=self.extensions,
         )  # fmt: skip
-        resp = await self.transport.handle_async_request(request)
-        try:
-            yield resp
-        finally:
-            await resp.aclose()
+        return _Opened(self.transport.handle_async_request(request))
 
     async def aclose(self) -> None:
         await self.transport.aclose()
@@ -70,13 +81,8 @@ class FastSender:
         path = url.split("://", 1)[1].partition("/")[2]
         self.paths = {"chat": f"/{path}/chat/completions", "models": f"/{path}/models"}
 
-    @contextlib.asynccontextmanager
-    async def open(self, method: str, which: str, body: bytes = b"") -> AsyncIterator[Any]:
-        resp = await self.pool.request(method, self.paths[which], body)
-        try:
-            yield resp
-        finally:
-            await resp.aclose()
+    def open(self, method: str, which: str, body: bytes = b"") -> _Opened:
+        return _Opened(self.pool.request(method, self.paths[which], body))
 
     async def aclose(self) -> None:
         await self.pool.aclose()
