@@ -7,9 +7,8 @@ its pool rescans every connection per request and anyio opens cancel scopes per 
 
 from __future__ import annotations
 
-import contextlib
 import ssl
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpcore
@@ -21,21 +20,17 @@ _UNANSWERED = "Server disconnected without sending a response"
 Origin = tuple[bytes, bytes, int]
 
 
-@contextlib.contextmanager
-def _as_httpx() -> Iterator[None]:
-    """Raise httpcore's errors as httpx's of the same name (as httpx's transport does)."""
-    try:
-        yield
-    except httpcore.ProxyError as exc:  # not used here; kept apart as httpx does
-        raise httpx.ProxyError(str(exc)) from exc
-    except (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
-        for cls in type(exc).__mro__:
-            mapped = getattr(httpx, cls.__name__, None)
-            if isinstance(mapped, type) and issubclass(mapped, httpx.TransportError):
-                raise mapped(str(exc)) from exc
-        raise httpx.TransportError(str(exc)) from exc  # pragma: no cover - all are mapped
-    except httpcore.UnsupportedProtocol as exc:
-        raise httpx.UnsupportedProtocol(str(exc)) from exc
+_CORE_ERRORS = (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError,
+                httpcore.ProxyError, httpcore.UnsupportedProtocol)  # fmt: skip
+
+
+def _as_httpx(exc: Exception) -> httpx.TransportError:
+    """httpx's error of the same name as httpcore's `exc` (as httpx's own transport maps them)."""
+    for cls in type(exc).__mro__:
+        mapped = getattr(httpx, cls.__name__, None)
+        if isinstance(mapped, type) and issubclass(mapped, httpx.TransportError):
+            return mapped(str(exc))
+    return httpx.TransportError(str(exc))  # pragma: no cover - all of them are mapped
 
 
 class _Body(httpx.AsyncByteStream):
@@ -51,12 +46,16 @@ class _Body(httpx.AsyncByteStream):
         return self
 
     async def __anext__(self) -> bytes:
-        with _as_httpx():
+        try:
             return await self._parts.__anext__()
+        except _CORE_ERRORS as exc:
+            raise _as_httpx(exc) from exc
 
     async def aclose(self) -> None:
-        with _as_httpx():
+        try:
             await self._stream.aclose()  # the connection is idle again, or closed
+        except _CORE_ERRORS as exc:
+            raise _as_httpx(exc) from exc
         if self._conn.is_idle():
             self._idle.append(self._conn)
 
@@ -93,7 +92,7 @@ class LeanTransport(httpx.AsyncBaseTransport):
             extensions=request.extensions,
         )
         idle = self._idle.setdefault(origin, [])
-        with _as_httpx():
+        try:
             conn = await self._take(idle)
             if conn is not None:
                 try:
@@ -105,6 +104,8 @@ class LeanTransport(httpx.AsyncBaseTransport):
             if conn is None:
                 conn = await self._connect(origin, request.extensions.get("timeout", {}))
                 resp = await conn.handle_async_request(core)
+        except _CORE_ERRORS as exc:
+            raise _as_httpx(exc) from exc
         return httpx.Response(
             status_code=resp.status,
             headers=resp.headers,
