@@ -97,10 +97,12 @@ class LeanTransport(httpx.AsyncBaseTransport):
             if conn is not None:
                 try:
                     resp = await conn.handle_async_request(core)
-                except httpcore.RemoteProtocolError as exc:
-                    if not str(exc).startswith(_UNANSWERED):
+                except (httpcore.RemoteProtocolError, httpcore.ReadError) as exc:
+                    if isinstance(exc, httpcore.RemoteProtocolError) and not str(exc).startswith(
+                        _UNANSWERED
+                    ):
                         raise
-                    conn = None  # the server closed it as we reused it: once more, anew
+                    conn = None  # closed or reset as we reused it, unanswered: once more, anew
             if conn is None:
                 conn = await self._connect(origin, request.extensions.get("timeout", {}))
                 resp = await conn.handle_async_request(core)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import socket
 import ssl
+import struct
 import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -177,14 +179,21 @@ def test_a_kept_alive_connection_the_server_closed_is_replaced_at_once() -> None
     assert asyncio.run(_with_server(once_then_close, test)) == [0, 1]
 
 
-def test_a_request_the_server_drops_unanswered_on_a_reused_connection_is_sent_anew() -> None:
+@pytest.mark.parametrize("how", ["close", "reset"])
+def test_a_request_the_server_drops_unanswered_on_a_reused_connection_is_sent_anew(
+    how: str,
+) -> None:
     async def drop_second(r: asyncio.StreamReader, w: asyncio.StreamWriter, n: int) -> None:
         await _read_request(r)
         w.write(PLAIN)
         await w.drain()
         await _read_request(r)
-        if n == 0:
-            return  # closes with the second request unanswered (an idle timeout's race)
+        if n == 0:  # the second request goes unanswered (an idle timeout's race)
+            if how == "reset":
+                sock = w.get_extra_info("socket")
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                w.transport.abort()
+            return
         w.write(PLAIN)
         await r.read()
 
