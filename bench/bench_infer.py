@@ -18,14 +18,23 @@ import argparse
 import json
 import subprocess
 import tempfile
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
-from harness import PYTHON, Measure, _cpu_s, machine, measure, med, median_measure, repeat, table
+from harness import (
+    PYTHON,
+    LineCounter,
+    Measure,
+    _cpu_s,
+    machine,
+    measure,
+    med,
+    median_measure,
+    repeat,
+    table,
+)
 
 from llmeval.tasks import DATA_DIR
 
@@ -105,33 +114,6 @@ def chunks(runs: int) -> list[list[object]]:
     return rows
 
 
-class _LineCounter(threading.Thread):
-    """Counts the lines of a growing output every 0.1 s: (seconds since start, lines) pairs."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(daemon=True)
-        self.path, self.points, self.done = path, [(0.0, 0)], threading.Event()
-
-    def run(self) -> None:
-        start, pos, lines = time.perf_counter(), 0, 0
-        while not self.done.wait(0.1):
-            try:
-                with self.path.open("rb") as handle:
-                    handle.seek(pos)
-                    data = handle.read()
-            except FileNotFoundError:
-                continue
-            pos, lines = pos + len(data), lines + data.count(b"\n")
-            self.points.append((time.perf_counter() - start, lines))
-
-    def rate(self, low: float, high: float) -> float:
-        """Lines per second between the moments `low` and `high` of the final count were passed."""
-        total = self.points[-1][1]
-        t1, c1 = next(p for p in self.points if p[1] >= low * total)
-        t2, c2 = next(p for p in self.points if p[1] >= high * total)
-        return (c2 - c1) / (t2 - t1)
-
-
 def utilisation(runs: int, stream: bool) -> list[list[object]]:
     """256 in flight on 256 problems, full rounds: 0.5 s latency (whole answers, 16 rounds),
     or 2,000 tokens at 100 tokens/s (streamed, 2 rounds of 20 s). Ideal time = samples x
@@ -168,7 +150,7 @@ def utilisation(runs: int, stream: bool) -> list[list[object]]:
             row = [http, 256 * n, wall, startup, ideal, util, util_run, med(cpus)]
             if not stream:
                 _fresh(out)
-                counter = _LineCounter(out)
+                counter = LineCounter(out)
                 counter.start()
                 long = measure(infer(url, out, 64, 256, "--http", http, *infer_flags,
                                      problems=problems))  # fmt: skip

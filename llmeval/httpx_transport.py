@@ -131,7 +131,11 @@ class LeanTransport(httpx.AsyncBaseTransport):
         stream = await self._backend.connect_tcp(name, port, timeout=timeout)
         if scheme == b"https":
             ctx = self._ssl or ssl.create_default_context()
-            stream = await stream.start_tls(ctx, server_hostname=name, timeout=timeout)
+            try:
+                stream = await stream.start_tls(ctx, server_hostname=name, timeout=timeout)
+            except BaseException:  # e.g. cancelled mid-handshake: do not leave the socket open
+                await stream.aclose()
+                raise
         return httpcore.AsyncHTTP11Connection(
             origin=httpcore.Origin(scheme, host, port), stream=stream, keepalive_expiry=self._expiry
         )
