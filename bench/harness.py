@@ -99,6 +99,33 @@ class _Sampler(threading.Thread):
             level.extend((c, depth + 1) for c in _children(pid) if depth < 2)
 
 
+class LineCounter(threading.Thread):
+    """Counts the lines of a growing output every 0.1 s: (seconds since start, lines) pairs."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(daemon=True)
+        self.path, self.points, self.done = path, [(0.0, 0)], threading.Event()
+
+    def run(self) -> None:
+        start, pos, lines = time.perf_counter(), 0, 0
+        while not self.done.wait(0.1):
+            try:
+                with self.path.open("rb") as handle:
+                    handle.seek(pos)
+                    data = handle.read()
+            except FileNotFoundError:
+                continue
+            pos, lines = pos + len(data), lines + data.count(b"\n")
+            self.points.append((time.perf_counter() - start, lines))
+
+    def rate(self, low: float, high: float) -> float:
+        """Lines per second between the moments `low` and `high` of the final count were passed."""
+        total = self.points[-1][1]
+        t1, c1 = next(p for p in self.points if p[1] >= low * total)
+        t2, c2 = next(p for p in self.points if p[1] >= high * total)
+        return (c2 - c1) / (t2 - t1)
+
+
 def _reap_orphans(pids: list[int], deadline_s: float = 10.0) -> None:
     """Wait for those of `pids` that were re-parented to us (we are a subreaper); the others
     are not our children (their parent reaped them) and are skipped at once."""

@@ -1,33 +1,22 @@
 """The chat client: least-loaded endpoints, retries with capped jittered backoff, typed errors.
 
-Two transports with one interface: `http1.Pool` (the default, about 10x less CPU per request)
-and httpx (`--http httpx`: `AsyncHTTPTransport` pools sharded small, since a pool's cost grows
-with its size, FACTS.md). Neither uses environment proxies.
+Two transports with one interface (`senders.py`): httpx (the default: httpx requests and
+responses through `httpx_transport.LeanTransport`, h11 via httpcore on plain asyncio) and
+`http1.Pool` (`--http fast`, about half the CPU per request). Neither uses environment proxies.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import os
 import random
 import ssl
-import sys
 import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-try:  # httpcore imports sniffio on every request; a failing import scans sys.path each time
-    import sniffio  # noqa: F401
-except ImportError:
-    sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
-
-import httpx
-
-from llmeval import __version__, http1
+from llmeval import __version__
 from llmeval.chat import (
     MalformedResponse,
     Reply,
@@ -52,6 +41,7 @@ from llmeval.endpoint import (
     raise_for_status,
 )
 from llmeval.errors import ServerError
+from llmeval.senders import BROKEN, CONNECT, FastSender, HttpxSender, describe
 
 __all__ = [
     "ChatClient", "ChatFailure", "ClientConfig", "ContextLengthError", "FatalServerError",
@@ -59,75 +49,6 @@ __all__ = [
 ]  # fmt: skip
 
 log = logging.getLogger("llmeval")
-
-SHARD_SIZE = 2  # connections per httpx pool
-_BROKEN = (httpx.HTTPError, http1.HttpError)
-_CONNECT = (httpx.ConnectError, httpx.ConnectTimeout, http1.ConnectFailed)
-
-
-class _HttpxSender:
-    """httpx transports, each with a small pool; a request takes the least-loaded one."""
-
-    def __init__(self, url: str, config: ClientConfig, ctx: ssl.SSLContext, headers: dict) -> None:
-        limits = httpx.Limits(
-            max_connections=SHARD_SIZE, max_keepalive_connections=SHARD_SIZE, keepalive_expiry=60
-        )
-        shards = max(1, -(-config.max_workers // SHARD_SIZE))
-        self.transports = [
-            httpx.AsyncHTTPTransport(verify=ctx, limits=limits) for _ in range(shards)
-        ]
-        self.loads = [0] * shards
-        self.urls = {
-            "chat": httpx.URL(url + "/chat/completions"),
-            "models": httpx.URL(url + "/models"),
-        }
-        self.headers = [(k.encode(), v.encode()) for k, v in headers.items()]
-        timeout = httpx.Timeout(config.timeout, connect=config.connect_timeout, pool=None)
-        self.extensions = {"timeout": timeout.as_dict()}
-
-    @contextlib.asynccontextmanager
-    async def open(self, method: str, which: str, body: bytes = b"") -> AsyncIterator[Any]:
-        i = self.loads.index(min(self.loads))
-        self.loads[i] += 1
-        try:
-            request = httpx.Request(
-                method, self.urls[which], headers=self.headers, content=body or None,
-                extensions=self.extensions,
-            )  # fmt: skip
-            resp = await self.transports[i].handle_async_request(request)
-            try:
-                yield resp
-            finally:
-                await resp.aclose()
-        finally:
-            self.loads[i] -= 1
-
-    async def aclose(self) -> None:
-        for transport in self.transports:
-            await transport.aclose()
-
-
-class _FastSender:
-    """One `http1.Pool` per endpoint: its cost does not grow with its size."""
-
-    def __init__(self, url: str, config: ClientConfig, ctx: ssl.SSLContext, headers: dict) -> None:
-        self.pool = http1.Pool(
-            url, connect_timeout=config.connect_timeout, read_timeout=config.timeout,
-            ssl_context=ctx, headers=headers,
-        )  # fmt: skip
-        path = url.split("://", 1)[1].partition("/")[2]
-        self.paths = {"chat": f"/{path}/chat/completions", "models": f"/{path}/models"}
-
-    @contextlib.asynccontextmanager
-    async def open(self, method: str, which: str, body: bytes = b"") -> AsyncIterator[Any]:
-        resp = await self.pool.request(method, self.paths[which], body)
-        try:
-            yield resp
-        finally:
-            await resp.aclose()
-
-    async def aclose(self) -> None:
-        await self.pool.aclose()
 
 
 @dataclass
@@ -147,7 +68,9 @@ class ChatClient:
         self.retries = 0
         self.in_flight = 0
         self.models_problem = ""  # what /models answered when it did not list models
-        ctx = ssl.create_default_context()  # one context for all pools: loading it is slow
+        urls = [normalize_base_url(u) for u in config.base_urls]
+        # one context for all pools, made only for https (loading the CA store takes ~40 ms)
+        ctx = ssl.create_default_context() if any(u.startswith("https") for u in urls) else None
         headers = {
             "content-type": "application/json",
             "accept-encoding": "identity",
@@ -155,11 +78,8 @@ class ChatClient:
         }
         if config.api_key:
             headers["authorization"] = f"Bearer {config.api_key}"
-        sender = _FastSender if config.http == "fast" else _HttpxSender
-        self.endpoints = [
-            Endpoint(url, sender(url, config, ctx, headers))
-            for url in map(normalize_base_url, config.base_urls)
-        ]
+        sender = FastSender if config.http == "fast" else HttpxSender
+        self.endpoints = [Endpoint(url, sender(url, config, ctx, headers)) for url in urls]
 
     async def __aenter__(self) -> ChatClient:
         return self
@@ -180,8 +100,8 @@ class ChatClient:
             try:
                 async with ep.sender.open("GET", "models") as resp:
                     status, raw = resp.status_code, await resp.aread()
-            except _BROKEN as exc:
-                errors.append(f"cannot reach {ep.label}: {_describe(exc)}")
+            except BROKEN as exc:
+                errors.append(f"cannot reach {ep.label}: {describe(exc)}")
                 ep.failures, ep.down_until = SET_ASIDE_AFTER, time.monotonic() + 30
                 continue
             if status in (401, 403):
@@ -237,8 +157,8 @@ class ChatClient:
                 if self.config.stream:
                     return await _read_stream(resp, start)
                 return parse_completion(await resp.aread())
-        except _BROKEN as exc:
-            raise Transient(_describe(exc), connect=isinstance(exc, _CONNECT)) from None
+        except BROKEN as exc:
+            raise Transient(describe(exc), connect=isinstance(exc, CONNECT)) from None
         except MalformedResponse as exc:
             raise Transient(str(exc)) from None
         finally:
@@ -257,30 +177,3 @@ async def _read_stream(resp: Any, start: float) -> Reply:
             raise ContextLengthError(str(exc)) from None
         raise Transient(f"error in stream: {exc}") from None
     return parser.finish()
-
-
-def _describe(exc: Exception) -> str:
-    """A transport error in a few words."""
-    if isinstance(exc, http1.HttpError):
-        return str(exc)
-    if isinstance(exc, httpx.ConnectError) and (reason := _os_reason(exc)):
-        return f"cannot connect: {reason}"
-    detail = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {detail}" if detail != type(exc).__name__ else detail
-
-
-def _os_reason(exc: BaseException) -> str | None:
-    """The operating system's reason at the root of a connect error ("connection refused")."""
-    seen = 0
-    cause: BaseException | None = exc
-    while cause is not None and seen < 10:
-        # an SSL error's errno is the SSL library's code, not the system's: not a reason here
-        if (
-            isinstance(cause, OSError)
-            and not isinstance(cause, ssl.SSLError)
-            and cause.errno
-            and cause.errno > 0
-        ):
-            return os.strerror(cause.errno).lower()
-        cause, seen = cause.__cause__ or cause.__context__, seen + 1
-    return None
