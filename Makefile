@@ -10,6 +10,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m compileall -q llmeval  # bytecode even under PYTHONDONTWRITEBYTECODE=1
 	touch $(STAMP)
 
 install: $(STAMP)
