@@ -128,7 +128,7 @@ class ChatClient:
             ep = pick(self.endpoints, last)
             start = time.perf_counter()
             try:
-                reply = await self._once(ep, body, start)
+                reply = await self._attempt(ep, body, start)
             except Transient as exc:
                 ep.failed(several, cfg.backoff_max, exc.connect)
                 last = ep
@@ -143,6 +143,16 @@ class ChatClient:
             ep.succeeded()
             return Outcome(reply, ep.label, time.perf_counter() - start)
         raise AssertionError("unreachable")
+
+    async def _attempt(self, ep: Endpoint, body: bytes, start: float) -> Reply:
+        """One attempt, cut off (and its connection dropped) past `--deadline`."""
+        deadline = self.config.deadline
+        if deadline is None:
+            return await self._once(ep, body, start)
+        try:
+            return await asyncio.wait_for(self._once(ep, body, start), deadline)
+        except asyncio.TimeoutError:  # TimeoutError from 3.11 on
+            raise Transient(f"no whole answer within the {deadline:g} s deadline") from None
 
     async def _once(self, ep: Endpoint, body: bytes, start: float) -> Reply:
         ep.in_flight += 1

@@ -49,6 +49,7 @@ class ClientConfig:
     api_key: str | None = None
     stream: bool = True
     timeout: float = 600.0  # read timeout: between bytes when streaming
+    deadline: float | None = None  # whole attempt, first byte to last (a trickling server)
     connect_timeout: float = 10.0
     max_retries: int = 8
     backoff_base: float = 1.0

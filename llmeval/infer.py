@@ -68,6 +68,7 @@ class InferOptions:
     max_tokens: int = 32768
     seed: int = 0
     timeout: float = 600.0
+    deadline: float | None = None
     max_retries: int = 8
     retry_delay: float = 1.0
     retry_max_delay: float = 60.0
@@ -171,6 +172,7 @@ async def _run(
         api_key=opts.api_key,
         stream=opts.stream,
         timeout=opts.timeout,
+        deadline=opts.deadline,
         max_retries=opts.max_retries,
         backoff_base=opts.retry_delay,
         backoff_max=opts.retry_max_delay,

@@ -137,3 +137,16 @@ def test_a_server_gone_for_good_stops_the_run() -> None:
         url = srv.url
     with pytest.raises(FatalServerError, match="servers unreachable: cannot connect"):
         _run(_config([url], True, max_retries=2), _body(True))
+
+
+@pytest.mark.parametrize("http", HTTP)
+def test_a_trickling_stream_is_cut_at_the_deadline_the_read_timeout_never_trips(
+    http: str,
+) -> None:
+    with serve(token_rate=40) as srv:  # a byte every 50 ms; 200 tokens take ~5 s
+        config = _config([srv.url], True, http, timeout=0.3, deadline=0.6, max_retries=1)
+        with pytest.raises(ChatFailure, match=r"gave up after 2 .*within the 0.6 s deadline"):
+            _run(config, _body(True))
+        assert srv.stats["POST /v1/chat/completions"] == 2
+        (got,) = _run(_config([srv.url], True, http, deadline=30.0), _body(True, max_tokens=8))
+        assert got.reply.finish_reason == "length"

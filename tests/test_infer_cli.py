@@ -237,3 +237,14 @@ def test_split_out_reasoning_is_stored_apart(small: Path, tmp_path: Path) -> Non
                     r["gen"].startswith("So the answer is $\\boxed{") and "<think>" not in r["gen"]
                 )
                 assert r["reasoning"] and "</think>" not in r["reasoning"]
+
+
+def test_deadline_cuts_a_trickling_answer_and_a_rerun_completes(tmp_path: Path, capsys) -> None:
+    inp, out = write_jsonl(tmp_path / "in.jsonl", SMALL[:1]), tmp_path / "o.jsonl"
+    with serve(token_rate=40) as srv:  # ~2.5 s for 100 tokens, a write every 50 ms
+        flags = ["--max-tokens", "100", "--max-retries", "0", "--timeout", "1"]
+        assert infer(srv.url, inp, out, *flags, "--deadline", "0.5") == 3
+        assert "0.5 s deadline" in capsys.readouterr().err
+        assert not out.exists() or rows(out) == []
+        assert infer(srv.url, inp, out, *flags, "--deadline", "60") == 0
+    assert len(rows(out)) == 1

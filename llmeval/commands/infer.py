@@ -42,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--seed", type=int, default=0, help="base seed; each sample's seed derives from it")
     add("--timeout", "--request_timeout", dest="timeout", type=float, default=600.0,
         help="seconds to wait for the next byte")  # fmt: skip
+    add("--deadline", type=float, default=None,
+        help="seconds for a whole answer, else it is retried (default: none)")  # fmt: skip
     add("--max-retries", "--max_retries", dest="max_retries", type=int, default=8)
     add("--retry-delay", type=float, default=1.0, help="first backoff ceiling, seconds")
     add("--retry-max-delay", type=float, default=60.0, help="backoff cap, seconds")
@@ -88,6 +90,8 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
     _positive("--temperature", args.temperature, 0)
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
+    if args.deadline is not None and args.deadline <= 0:
+        raise UsageError("--deadline must be positive")
     urls = args.base_url or [os.environ.get("LLMEVAL_BASE_URL") or DEFAULT_BASE_URL]
     for url in urls:
         normalize_base_url(url)
@@ -133,6 +137,7 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         max_tokens=args.max_tokens,
         seed=args.seed,
         timeout=args.timeout,
+        deadline=args.deadline,
         max_retries=args.max_retries,
         retry_delay=args.retry_delay,
         retry_max_delay=args.retry_max_delay,
