@@ -8,8 +8,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from llmeval.http1 import HttpError, Pool, ReadTimeout
-
-Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, int], Awaitable[None]]
+from tests.raw_http import Handler, read_request, replying
 
 
 async def _with_server(handler: Handler, test: Callable[[Pool], Awaitable[None]]) -> list[int]:
@@ -35,26 +34,6 @@ async def _with_server(handler: Handler, test: Callable[[Pool], Awaitable[None]]
     return served
 
 
-async def _read_request(reader: asyncio.StreamReader) -> bytes:
-    head = await reader.readuntil(b"\r\n\r\n")
-    length = [int(v) for k, _, v in (ln.partition(b":") for ln in head.split(b"\r\n"))
-              if k.lower() == b"content-length"]  # fmt: skip
-    return head + await reader.readexactly(length[0] if length else 0)
-
-
-def _replying(*responses: bytes, close: bool = False) -> Handler:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
-        for response in responses:
-            await _read_request(reader)
-            for i in range(0, len(response), 7):  # dribble: bodies arrive in pieces
-                writer.write(response[i : i + 7])
-                await writer.drain()
-        if not close:
-            await reader.read()  # keep the connection until the client closes it
-
-    return handler
-
-
 async def _body(pool: Pool, path: str = "/v1/x") -> tuple[int, bytes]:
     resp = await pool.request("POST", path, b"{}")
     try:
@@ -75,7 +54,7 @@ def test_chunked_with_extensions_and_trailers_then_keep_alive() -> None:
         assert await _body(pool) == (201, b"abc")
         assert await _body(pool) == (200, b"hello world")
 
-    served = asyncio.run(_with_server(_replying(chunked, plain, chunked), test))
+    served = asyncio.run(_with_server(replying(chunked, plain, chunked), test))
     assert len(served) == 1  # one connection, kept alive
 
 
@@ -83,12 +62,12 @@ def test_body_until_close_and_no_body_statuses() -> None:
     async def test(pool: Pool) -> None:
         assert await _body(pool) == (200, b"all of it")
 
-    asyncio.run(_with_server(_replying(b"HTTP/1.0 200 OK\r\n\r\nall of it", close=True), test))
+    asyncio.run(_with_server(replying(b"HTTP/1.0 200 OK\r\n\r\nall of it", close=True), test))
 
     async def test204(pool: Pool) -> None:
         assert await _body(pool) == (204, b"")
 
-    asyncio.run(_with_server(_replying(b"HTTP/1.1 204 No Content\r\n\r\n"), test204))
+    asyncio.run(_with_server(replying(b"HTTP/1.1 204 No Content\r\n\r\n"), test204))
 
 
 @pytest.mark.parametrize(
@@ -108,12 +87,12 @@ def test_broken_responses_are_http_errors(response: bytes, message: str) -> None
         with pytest.raises(HttpError, match=message):
             await _body(pool)
 
-    asyncio.run(_with_server(_replying(response, close=True), test))
+    asyncio.run(_with_server(replying(response, close=True), test))
 
 
 def test_silence_is_a_read_timeout() -> None:
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
-        await _read_request(reader)
+        await read_request(reader)
         await asyncio.sleep(3)
 
     async def test(pool: Pool) -> None:
@@ -127,10 +106,10 @@ def test_a_keep_alive_connection_closed_by_the_server_is_replaced_at_once() -> N
     ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
     async def once_then_close(r: asyncio.StreamReader, w: asyncio.StreamWriter, n: int) -> None:
-        await _read_request(r)
+        await read_request(r)
         w.write(ok)
         await w.drain()
-        await _read_request(r)  # read the next request, then hang up without answering
+        await read_request(r)  # read the next request, then hang up without answering
         if n > 0:
             w.write(ok)
             await w.drain()

@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from llmeval.httpx_transport import LeanTransport
+from tests.raw_http import Handler, read_request, replying
 
-Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, int], Awaitable[None]]
 Test = Callable[[httpx.AsyncClient, str], Awaitable[None]]
 
 
@@ -49,26 +49,6 @@ async def _with_server(
     return served
 
 
-async def _read_request(reader: asyncio.StreamReader) -> bytes:
-    head = await reader.readuntil(b"\r\n\r\n")
-    length = [int(v) for k, _, v in (ln.partition(b":") for ln in head.split(b"\r\n"))
-              if k.lower() == b"content-length"]  # fmt: skip
-    return head + await reader.readexactly(length[0] if length else 0)
-
-
-def _replying(*responses: bytes, close: bool = False) -> Handler:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
-        for response in responses:
-            await _read_request(reader)
-            for i in range(0, len(response), 7):  # dribble: bodies arrive in pieces
-                writer.write(response[i : i + 7])
-                await writer.drain()
-        if not close:
-            await reader.read()  # keep the connection until the client closes it
-
-    return handler
-
-
 CHUNKED = (
     b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
     b"5;ext=1\r\nhello\r\n1\r\n \r\n5\r\nworld\r\n0\r\nX-Trailer: 1\r\n\r\n"
@@ -82,7 +62,7 @@ def test_responses_in_pieces_on_one_kept_alive_connection() -> None:
             resp = await client.post(url + "/v1/x", content=b"{}")
             assert (resp.status_code, resp.content) == want
 
-    served = asyncio.run(_with_server(_replying(CHUNKED, PLAIN, CHUNKED), test))
+    served = asyncio.run(_with_server(replying(CHUNKED, PLAIN, CHUNKED), test))
     assert served == [0]  # one connection, kept alive
 
 
@@ -92,7 +72,7 @@ def test_requests_arrive_whole_and_bodies_of_megabytes_both_ways() -> None:
 
     async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
         for _ in range(2):
-            seen.append(await _read_request(reader))
+            seen.append(await read_request(reader))
             body = seen[-1].split(b"\r\n\r\n", 1)[1]
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
             await writer.drain()
@@ -114,7 +94,7 @@ def test_body_until_close_and_a_204() -> None:
         assert (resp.status_code, resp.content) == (200, b"all of it")
 
     until_close = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nall of it"
-    assert asyncio.run(_with_server(_replying(until_close, close=True), test)) == [0]
+    assert asyncio.run(_with_server(replying(until_close, close=True), test)) == [0]
 
     async def test204(client: httpx.AsyncClient, url: str) -> None:
         for _ in range(2):
@@ -122,7 +102,7 @@ def test_body_until_close_and_a_204() -> None:
             assert (resp.status_code, resp.content) == (204, b"")
 
     no_body = b"HTTP/1.1 204 No Content\r\n\r\n"
-    assert asyncio.run(_with_server(_replying(no_body, no_body), test204)) == [0]
+    assert asyncio.run(_with_server(replying(no_body, no_body), test204)) == [0]
 
 
 @pytest.mark.parametrize(
@@ -138,14 +118,14 @@ def test_broken_responses_are_httpx_errors(response: bytes, error: type[Exceptio
         with pytest.raises(error):
             await client.post(url + "/v1/x", content=b"{}")
 
-    asyncio.run(_with_server(_replying(response, close=True), test))
+    asyncio.run(_with_server(replying(response, close=True), test))
 
 
 def test_silence_is_a_read_timeout_and_the_connection_is_not_reused() -> None:
     async def silent_once(
         reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int
     ) -> None:
-        await _read_request(reader)
+        await read_request(reader)
         if n == 0:
             await reader.read()  # never answers the first connection
         else:
@@ -163,7 +143,7 @@ def test_silence_is_a_read_timeout_and_the_connection_is_not_reused() -> None:
 
 def test_a_kept_alive_connection_the_server_closed_is_replaced_at_once() -> None:
     async def once_then_close(r: asyncio.StreamReader, w: asyncio.StreamWriter, n: int) -> None:
-        await _read_request(r)
+        await read_request(r)
         w.write(PLAIN)
         await w.drain()
         if n == 0:
@@ -184,10 +164,10 @@ def test_a_request_the_server_drops_unanswered_on_a_reused_connection_is_sent_an
     how: str,
 ) -> None:
     async def drop_second(r: asyncio.StreamReader, w: asyncio.StreamWriter, n: int) -> None:
-        await _read_request(r)
+        await read_request(r)
         w.write(PLAIN)
         await w.drain()
-        await _read_request(r)
+        await read_request(r)
         if n == 0:  # the second request goes unanswered (an idle timeout's race)
             if how == "reset":
                 sock = w.get_extra_info("socket")
@@ -208,7 +188,7 @@ def test_a_cancelled_request_leaves_the_transport_usable() -> None:
     async def slow_first(
         reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int
     ) -> None:
-        await _read_request(reader)
+        await read_request(reader)
         if n == 0:
             await asyncio.sleep(0.5)
         writer.write(PLAIN)
@@ -264,7 +244,7 @@ def test_https_with_a_trusted_certificate_and_keep_alive(tls_contexts: tuple) ->
             resp = await client.post(url + "/v1/x", content=b"{}")
             assert (resp.status_code, resp.content) == (201, b"abc")
 
-    served = asyncio.run(_with_server(_replying(PLAIN, PLAIN, PLAIN), test, tls=tls_contexts))
+    served = asyncio.run(_with_server(replying(PLAIN, PLAIN, PLAIN), test, tls=tls_contexts))
     assert served == [0]
 
 
@@ -275,4 +255,4 @@ def test_https_to_an_untrusted_certificate_is_a_connect_error(tls_contexts: tupl
 
     server_ctx, _ = tls_contexts
     untrusting = ssl.create_default_context()  # the system's CAs only
-    asyncio.run(_with_server(_replying(PLAIN), test, tls=(server_ctx, untrusting)))
+    asyncio.run(_with_server(replying(PLAIN), test, tls=(server_ctx, untrusting)))
