@@ -16,7 +16,8 @@ from rich.table import Table
 
 from llmeval.errors import OutputError
 from llmeval.eval_input import InputFile
-from llmeval.jsonl import JsonlAppender, write_json_atomic
+from llmeval.json_files import write_json_atomic
+from llmeval.jsonl import JsonlAppender
 from llmeval.records import ScoreReport, TaskScore
 
 if TYPE_CHECKING:

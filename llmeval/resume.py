@@ -14,7 +14,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from llmeval.errors import InputError, OutputError, UsageError
-from llmeval.jsonl import read_models, write_json_atomic
+from llmeval.json_files import write_json_atomic
+from llmeval.jsonl import read_models
 from llmeval.records import RunSpec, SampleKey
 
 log = logging.getLogger("llmeval")

@@ -23,7 +23,8 @@ import xxhash
 
 from llmeval import __version__
 from llmeval.errors import OutputError
-from llmeval.jsonl import Position, write_json_atomic
+from llmeval.json_files import write_json_atomic
+from llmeval.jsonl import Position
 from llmeval.tasks import Task
 
 log = logging.getLogger("llmeval")
