@@ -182,12 +182,15 @@ def read_input(
     start = at.offset
     kept: list[tuple[Sample, int]] = [] if cached is None else _restore(cached, reader)
     seen = {(s.problem_id, s.sample_idx): lineno for s, lineno in kept}
-    repeats: list[tuple[int, str]] = []  # (line, message) of rows dropped as repeats
+    repeats: list[int] = []  # lines of rows dropped as repeats
+    new_first = ""  # the first of them, described
     for lineno, row in _rows(path, answer_key, response_key, at):
         sample = reader.sample(lineno, row)
         pair = (sample.problem_id, sample.sample_idx)
         if pair in seen:
-            repeats.append((lineno, f"{path}:{lineno}: {pair[0]}#{pair[1]} (first: {seen[pair]})"))
+            if not repeats:
+                new_first = f"{path}:{lineno}: {pair[0]}#{pair[1]} (first: {seen[pair]})"
+            repeats.append(lineno)
             continue
         seen[pair] = lineno
         kept.append((sample, lineno))
@@ -199,14 +202,14 @@ def read_input(
     if result.duplicates:
         log.warning(
             "%s; %d repeated (problem, sample) rows, each counted once",
-            first_repeat or repeats[0][1],
+            first_repeat or new_first,
             result.duplicates,
         )
     if key and at.offset > start:
-        whole = [(line, text) for line, text in repeats if line <= at.lines]
+        whole = sum(line <= at.lines for line in repeats)  # not the unterminated last line
         rows = [_row(sample, lineno) for sample, lineno in kept if lineno <= at.lines]
-        first = first_repeat or (whole[0][1] if whole else "")
-        sample_cache.save(path, key, at, rows, old_repeats + len(whole), first)
+        first = first_repeat or (new_first if whole else "")
+        sample_cache.save(path, key, at, rows, old_repeats + whole, first)
     return result
 
 

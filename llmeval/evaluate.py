@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from llmeval import __version__
-from llmeval.errors import LlmevalError
 from llmeval.eval_files import discover
 from llmeval.eval_input import InputFile, read_input
 from llmeval.records import CacheStats, ScoreReport, Verdict
@@ -71,9 +70,8 @@ class _Pending:
     profiles: dict[str, str] = field(default_factory=dict)  # gold -> profile, from cache hits
 
 
-def read_all(options: EvalOptions) -> list[InputFile]:
-    """Find and read every input file, several at once."""
-    paths = discover(options.paths)
+def read_all(options: EvalOptions, paths: list[Path]) -> list[InputFile]:
+    """Read every input file, several at once."""
     keys = (options.task, options.answer_key, options.response_key, options.use_cache)
     if len(paths) == 1:
         return [read_input(paths[0], *keys)]
@@ -91,25 +89,22 @@ def _cache_paths(options: EvalOptions, files: list[InputFile]) -> dict[Path, Pat
     return {f.path: options.cache or cache_path_for(f.path) for f in files}
 
 
-def _likely_cold(options: EvalOptions) -> bool:
+def _likely_cold(options: EvalOptions, paths: list[Path]) -> bool:
     """Whether verification will probably be needed (no cache yet): then the verifier boots
     while the files are read. With a cache, new samples mostly repeat known pairs or are
     judged from gold profiles, so it boots only if something is left. A guess; never a
     verdict."""
     if not options.use_cache:
         return True
-    try:
-        inputs = discover(options.paths)
-    except LlmevalError:
-        return False
-    return any(not (options.cache or cache_path_for(path)).exists() for path in inputs)
+    return any(not (options.cache or cache_path_for(path)).exists() for path in paths)
 
 
 def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalResult:
     """Judge every sample of every file and score each file."""
-    if _likely_cold(options):
+    paths = discover(options.paths)
+    if _likely_cold(options, paths):
         prestart()
-    files = read_all(options)
+    files = read_all(options, paths)
     cache_of = _cache_paths(options, files)
     cache = VerdictCache(sorted(set(cache_of.values())), options.timeout_s)
     stats = CacheStats(files=[str(p) for p in sorted(set(cache_of.values()))])

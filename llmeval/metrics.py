@@ -53,23 +53,29 @@ def majority_winner(block: Sequence[Outcome]) -> Outcome | None:
     Correct answers form one class; the others vote by their class. Samples without a vote
     abstain. Ties go to the class whose first vote comes earliest (lowest sample_idx).
     """
-    counts: dict[str, int] = {}
-    first: dict[str, Outcome] = {}
-    for out in block:  # callers pass blocks in sample_idx order
-        if out.vote is None:
-            continue
-        cls = _CORRECT if out.status == "correct" and not out.truncated else out.vote
-        if cls in counts:
-            counts[cls] += 1
-        else:
-            counts[cls] = 1
-            first[cls] = out
-    if not counts:
-        return None
-    return first[min(counts, key=lambda cls: (-counts[cls], first[cls].sample_idx))]
+    labels = [_label(o) for o in block]  # callers pass blocks in sample_idx order
+    winner = _winning_class(labels)
+    return None if winner is None else block[labels.index(winner)]
 
 
 _CORRECT = "\x00correct"
+
+
+def _label(out: Outcome) -> str | None:
+    """A sample's class in the vote: `_CORRECT`, its vote, or None (it abstains)."""
+    return None if out.vote is None else _CORRECT if out.correct else out.vote
+
+
+def _winning_class(labels: Sequence[str | None]) -> str | None:
+    """The most frequent class; ties to the one voted first; None if nobody votes."""
+    counts: dict[str, int] = {}  # insertion order = order of first vote
+    for label in labels:
+        if label is not None:
+            counts[label] = counts.get(label, 0) + 1
+    if not counts:
+        return None
+    best = max(counts.values())
+    return next(c for c, n in counts.items() if n == best)
 
 
 def majority_correct(block: Sequence[Outcome]) -> bool:
@@ -85,28 +91,19 @@ def maj_at_k(samples: Sequence[Outcome], k: int) -> float:
 
 
 def _labels(samples: Sequence[Outcome]) -> list[str | None]:
-    """Each sample's class in sample_idx order: `_CORRECT`, its vote, or None (abstains)."""
-    ordered = sorted(samples, key=lambda o: o.sample_idx)
-    return [None if o.vote is None else _CORRECT if o.correct else o.vote for o in ordered]
+    """Each sample's class (`_label`) in sample_idx order."""
+    return [_label(o) for o in sorted(samples, key=lambda o: o.sample_idx)]
 
 
 def _maj_of_labels(labels: list[str | None], k: int) -> float:
-    """`maj_at_k` over precomputed labels (the same vote and tie rule as `majority_winner`)."""
+    """`maj_at_k` over precomputed labels."""
     if k == 1 and labels:  # each sample is its own block: right iff it votes and is correct
         return labels.count(_CORRECT) / len(labels)
     blocks = len(labels) // k
     if not blocks:
         raise ValueError(f"maj@{k} needs at least {k} samples")
-    right = 0
-    for start in range(0, blocks * k, k):
-        counts: dict[str, int] = {}  # insertion order = order of first vote: ties go first
-        for label in labels[start : start + k]:
-            if label is not None:
-                counts[label] = counts.get(label, 0) + 1
-        if counts:
-            best = max(counts.values())
-            right += next(c for c, n in counts.items() if n == best) == _CORRECT
-    return right / blocks
+    starts = range(0, blocks * k, k)
+    return sum(_winning_class(labels[i : i + k]) == _CORRECT for i in starts) / blocks
 
 
 def clustered_stderr(fractions: Sequence[float]) -> float | None:

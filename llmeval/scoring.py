@@ -18,16 +18,14 @@ from llmeval.metrics import (
 from llmeval.records import GroupScore, ProblemScore, TaskScore
 
 
-def outcome(sample: Sample, status: str, votes: dict[str, str] | None = None) -> Outcome:
+def outcome(sample: Sample, status: str, votes: dict[str, str]) -> Outcome:
     """A judged sample for the statistics; a cut-off output does not vote in maj@k. `votes`
     memoizes the vote of each answer (samples repeat answers)."""
     vote = None
     if sample.pred is not None and not sample.truncated:
-        vote = votes.get(sample.pred) if votes is not None else None
+        vote = votes.get(sample.pred)
         if vote is None:
-            vote = canonical_answer(sample.pred)
-            if votes is not None:
-                votes[sample.pred] = vote
+            vote = votes[sample.pred] = canonical_answer(sample.pred)
     return Outcome(
         problem_id=sample.problem_id,
         sample_idx=sample.sample_idx,
