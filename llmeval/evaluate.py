@@ -107,7 +107,7 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
     files = read_all(options, paths)
     cache_of = _cache_paths(options, files)
     cache = VerdictCache(sorted(set(cache_of.values())), options.timeout_s)
-    stats = CacheStats(files=[str(p) for p in sorted(set(cache_of.values()))])
+    stats = CacheStats.model_construct(files=[str(p) for p in sorted(set(cache_of.values()))])
     pending = _Pending()
     keys: list[list[str | None]] = []
     statuses: list[list[str]] = []
@@ -155,7 +155,7 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
                 file_statuses[i] = cache.verdicts[key].status
     scores = [task_score(f, s) for f, s in zip(files, statuses, strict=True)]
     kinds = sorted({f.task.kind for f in files})
-    report = ScoreReport(
+    report = ScoreReport.model_construct(
         tasks=scores,
         verifier="; ".join(verifier_id(k) for k in kinds),  # type: ignore[arg-type]
         policy=POLICY,

@@ -41,7 +41,7 @@ def _problem(pid: str, outs: list[Outcome], samples: dict[int, Sample], n: int) 
     winner = majority_winner(outs)
     meta = next(iter(samples.values())).meta if samples else {}
     correct = sum(o.correct for o in outs)
-    return ProblemScore(
+    return ProblemScore.model_construct(
         problem_id=pid,
         n_samples=len(outs),
         n_correct=correct,
@@ -70,7 +70,7 @@ def _groups(problems: list[ProblemScore], attr: str) -> dict[str, GroupScore]:
         if value is not None:
             by.setdefault(value, []).append(prob.accuracy)
     return {
-        name: GroupScore(
+        name: GroupScore.model_construct(
             n_problems=len(acc), accuracy=sum(acc) / len(acc), stderr=clustered_stderr(acc)
         )
         for name, acc in sorted(by.items())
@@ -94,7 +94,7 @@ def task_score(source: InputFile, statuses: Sequence[str]) -> TaskScore:
     tokens = [o.completion_tokens for o in outs if o.completion_tokens is not None]
     expected = len(groups) * n
     n_correct = sum(o.correct for o in outs)
-    return TaskScore(
+    return TaskScore.model_construct(
         task=source.task.name,
         file=str(source.path),
         n_problems=len(groups),
