@@ -19,7 +19,14 @@ from llmeval.client import ChatClient, ClientConfig, display_url, normalize_base
 from llmeval.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, ServerError, UsageError
 from llmeval.jsonl import JsonlAppender, repair_tail
 from llmeval.problems import InputKeys, file_sha256, load_problems, user_message
-from llmeval.progress import Progress, Snapshot, start_clock, summarize
+from llmeval.progress import (
+    Progress,
+    Snapshot,
+    client_bound_hint,
+    start_clock,
+    start_cpu_clock,
+    summarize,
+)
 from llmeval.records import Problem, RunSpec
 from llmeval.resume import OutputLock, check_spec, done_keys, write_spec
 from llmeval.runner import Job, Request, Tally, run_jobs
@@ -208,7 +215,7 @@ async def _run(
         if not jobs:
             summarize(tally, output, 0.0)
             return EXIT_OK
-        elapsed = start_clock()
+        elapsed, cpu = start_clock(), start_cpu_clock()
         progress = Progress(
             lambda: Snapshot(
                 tally.written,
@@ -218,6 +225,7 @@ async def _run(
                 client.in_flight,
                 client.retries,
                 elapsed(),
+                cpu(),
             ),
             live=opts.progress,
             interval=opts.progress_interval,
@@ -231,7 +239,9 @@ async def _run(
             sink.close()
             shown.cancel()
             await asyncio.gather(shown, return_exceptions=True)
-        summarize(tally, output, elapsed())
+        seconds = elapsed()
+        hint = client_bound_hint(cpu(), seconds, opts.http, opts.stream)
+        summarize(tally, output, seconds, hint)
     if tally.fatal:
         raise ServerError(tally.fatal)
     if tally.interrupted:

@@ -28,6 +28,7 @@ class Snapshot:
     in_flight: int
     retries: int
     elapsed: float
+    cpu: float = 0.0  # CPU seconds this process used over `elapsed`
 
 
 def _clock(seconds: float) -> str:
@@ -44,14 +45,51 @@ def rates(snap: Snapshot) -> tuple[float, float, float | None]:
     return per_s, snap.tokens / elapsed, eta
 
 
+def cpu_share(cpu_s: float, wall_s: float) -> float:
+    """The fraction of one CPU core used: CPU seconds over wall seconds."""
+    return cpu_s / wall_s if wall_s > 0 else 0.0
+
+
+def _counters(snap: Snapshot) -> str:
+    per_s, tok_s, eta = rates(snap)
+    return (
+        f"{per_s:.1f} samples/s {tok_s:,.0f} tok/s in flight {snap.in_flight} "
+        f"retries {snap.retries} failed {snap.failed} "
+        f"ETA {_clock(eta) if eta is not None else '?'} "
+        f"cpu {cpu_share(snap.cpu, snap.elapsed):.0%}"
+    )
+
+
 def plain_line(snap: Snapshot) -> str:
     """One progress line for logs and pipes."""
-    per_s, tok_s, eta = rates(snap)
     pct = 100.0 * snap.done / snap.total if snap.total else 100.0
+    return f"infer: {snap.done}/{snap.total} ({pct:.0f}%) {_counters(snap)}"
+
+
+# A client busier than this share of its one core, over a run this long, may set the pace.
+BOUND_SHARE = 0.9
+BOUND_MIN_S = 10.0
+
+
+def client_bound_hint(cpu_s: float, wall_s: float, http: str, stream: bool) -> str | None:
+    """A warning when the run kept llmeval's one process (asyncio: one core) nearly always
+    busy, so the client rather than the server may have limited the rate; None otherwise."""
+    share = cpu_share(cpu_s, wall_s)
+    if wall_s < BOUND_MIN_S or share < BOUND_SHARE:
+        return None
+    if http == "httpx":
+        cure = (
+            "`--http fast` parses streamed answers at about 3x the rate"
+            if stream
+            else "`--http fast` needs about half the CPU per sample"
+        )
+    elif stream:
+        cure = "`--no-stream` costs far less CPU per sample than parsing every token"
+    else:
+        cure = "split the input across several llmeval processes, one output file each"
     return (
-        f"infer: {snap.done}/{snap.total} ({pct:.0f}%) {per_s:.1f} samples/s "
-        f"{tok_s:,.0f} tok/s in flight {snap.in_flight} retries {snap.retries} "
-        f"failed {snap.failed} ETA {_clock(eta) if eta is not None else '?'}"
+        f"llmeval used {share:.0%} of a CPU core over this {wall_s:.0f} s run: the client, "
+        f"not the server, may have limited the rate; {cure}"
     )
 
 
@@ -107,13 +145,7 @@ class Progress:
 
     def _show(self, bar: object, task: object) -> None:
         snap = self.snapshot()
-        per_s, tok_s, eta = rates(snap)
-        info = (
-            f"{per_s:.1f}/s {tok_s:,.0f} tok/s in flight {snap.in_flight} "
-            f"retries {snap.retries} failed {snap.failed} "
-            f"ETA {_clock(eta) if eta is not None else '?'}"
-        )
-        bar.update(task, completed=snap.done, info=info)  # type: ignore[attr-defined]
+        bar.update(task, completed=snap.done, info=_counters(snap))  # type: ignore[attr-defined]
 
 
 def start_clock() -> Callable[[], float]:
@@ -122,7 +154,13 @@ def start_clock() -> Callable[[], float]:
     return lambda: time.monotonic() - t0
 
 
-def summarize(tally: Tally, output: Path, seconds: float) -> None:
+def start_cpu_clock() -> Callable[[], float]:
+    """CPU seconds this process used since now."""
+    t0 = time.process_time()
+    return lambda: time.process_time() - t0
+
+
+def summarize(tally: Tally, output: Path, seconds: float, hint: str | None = None) -> None:
     """The end-of-run summary: one line on stdout, failures and hints as warnings."""
     rate = tally.written / seconds if seconds > 0 else 0.0
     line = f"infer: wrote {tally.written} of {tally.total} samples to {output} in {seconds:.1f} s"
@@ -137,4 +175,6 @@ def summarize(tally: Tally, output: Path, seconds: float) -> None:
         log.warning("%d samples failed and were not written: rerun to resume", tally.failed)
     if tally.interrupted:
         log.warning("interrupted: every finished sample is kept; rerun to resume")
+    if hint:
+        log.warning("%s", hint)
     sys.stdout.flush()

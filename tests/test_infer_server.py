@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.client
 import json
 
-from llmeval.progress import Snapshot, plain_line
 from llmeval.testing.fake_model import FakeModel, count_tokens
 from llmeval.testing.openai_server import parse_faults, parse_schedule, serve
 
@@ -55,13 +54,6 @@ def test_keep_alive_health_models_and_unknown_route() -> None:
         conn.close()
         assert "error" not in data or data["object"] == "error"
         assert srv.stats["GET /v1/models"] == 2
-
-
-def test_plain_progress_line() -> None:
-    snap = Snapshot(done=50, total=200, failed=2, tokens=10_000, in_flight=8, retries=3, elapsed=10)
-    line = plain_line(snap)
-    assert line.startswith("infer: 50/200 (25%) 5.0 samples/s 1,000 tok/s in flight 8")
-    assert "retries 3 failed 2 ETA 0:00:29" in line
 
 
 def test_reasoning_token_count_is_what_the_tokenizer_counts() -> None:
