@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from llmeval.testing.fault_run import DEFAULT_FAULTS, describe, run_once
-from llmeval.testing.openai_server import parse_faults
+from llmeval.testing.faults import parse_faults
 
 
 def main() -> int:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import http.client
 import json
 
+import pytest
+
 from llmeval.testing.fake_model import FakeModel, count_tokens
-from llmeval.testing.openai_server import parse_faults, parse_schedule, serve
+from llmeval.testing.faults import FaultPicker, parse_faults, parse_schedule
+from llmeval.testing.openai_server import serve
 
 
 def test_text_is_deterministic_per_seed_and_prompt() -> None:
@@ -38,6 +41,22 @@ def test_max_tokens_cuts_with_finish_length() -> None:
 def test_fault_options_parse() -> None:
     assert parse_faults("429=0.1, drop_mid=0.5") == {"429": 0.1, "drop_mid": 0.5}
     assert parse_schedule("0:429,3:close_after") == {0: "429", 3: "close_after"}
+    with pytest.raises(ValueError, match="unknown fault 'oom'"):
+        parse_faults("oom=0.1")
+
+
+def test_faults_are_scheduled_first_then_drawn_by_seed() -> None:
+    def picks(seed: int) -> list[str | None]:
+        picker = FaultPicker({"429": 0.3, "drop": 0.2}, {1: "slow", 4: "empty"}, seed)
+        return [picker.pick() for _ in range(200)]
+
+    first = picks(7)
+    assert first == picks(7) and first != picks(8)
+    assert (first[1], first[4]) == ("slow", "empty")
+    drawn = [kind for i, kind in enumerate(first) if i not in (1, 4)]
+    # 429 with its rate (0.3); drop only where 429 was not drawn (0.7 x 0.2 = 0.14)
+    assert 0.2 < drawn.count("429") / len(drawn) < 0.4
+    assert 0.07 < drawn.count("drop") / len(drawn) < 0.21
 
 
 def test_keep_alive_health_models_and_unknown_route() -> None:

@@ -1,7 +1,7 @@
 """A loopback OpenAI-compatible chat server for tests, stress runs and benchmarks.
 
-Deterministic text per (seed, prompt) from `FakeModel`; faults injected by rate and/or by a
-schedule of request numbers. Run `python -m llmeval.testing.openai_server --help`.
+Deterministic text per (seed, prompt) from `FakeModel`; faults (`faults.py`) injected by
+rate and/or by a schedule of request numbers. Run `python -m llmeval.testing.openai_server --help`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import collections
 import contextlib
 import itertools
 import json
-import random
 import sys
 import threading
 import time
@@ -21,15 +20,7 @@ from typing import Any
 
 from llmeval.testing import http11, replies
 from llmeval.testing.fake_model import Completion, FakeModel, count_tokens
-
-# Fault kinds: HTTP errors, "drop" (close before answering), "drop_mid" (close after part of
-# the answer), "slow" (wait slow_delay first), "context" (vLLM's context-length 400),
-# "malformed" (broken JSON), "empty" (no choices), "close_after" (answer, then drop the next
-# request on that connection, as llama-server sometimes does after a stream).
-FAULTS = (
-    "429", "408", "500", "503", "drop", "drop_mid", "slow", "context", "malformed", "empty",
-    "close_after",
-)  # fmt: skip
+from llmeval.testing.faults import FaultPicker
 
 STREAM_TICK = 0.05  # seconds between writes of a paced (--token-rate) stream
 Writer = asyncio.StreamWriter
@@ -61,28 +52,6 @@ class ServerConfig:
     api_key: str | None = None  # when set, require "Authorization: Bearer <key>"
 
 
-def parse_faults(text: str) -> dict[str, float]:
-    """`429=0.1,drop_mid=0.05` -> {"429": 0.1, "drop_mid": 0.05}."""
-    out: dict[str, float] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        kind, _, rate = part.partition("=")
-        if kind not in FAULTS:
-            raise ValueError(f"unknown fault {kind!r}; known: {', '.join(FAULTS)}")
-        out[kind] = float(rate)
-    return out
-
-
-def parse_schedule(text: str) -> dict[int, str]:
-    """`0:429,3:drop` -> {0: "429", 3: "drop"} (chat request numbers, 0-based)."""
-    out: dict[int, str] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        num, _, kind = part.partition(":")
-        if kind not in FAULTS:
-            raise ValueError(f"unknown fault {kind!r}; known: {', '.join(FAULTS)}")
-        out[int(num)] = kind
-    return out
-
-
 class OpenAIServer:
     """The server; `stats` counts requests, faults and completions; `bodies` keeps chat bodies."""
 
@@ -93,8 +62,7 @@ class OpenAIServer:
         self.stats: collections.Counter[str] = collections.Counter()
         self.bodies: collections.deque[dict[str, Any]] = collections.deque(maxlen=10_000)
         self.auth_seen: set[str] = set()
-        self._rng = random.Random(cfg.fault_seed)
-        self._chat_count = 0
+        self.faults = FaultPicker(cfg.faults, cfg.schedule, cfg.fault_seed)
         self._server: asyncio.base_events.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self.url = ""
@@ -178,16 +146,6 @@ class OpenAIServer:
             writer.write(http11.json_response(404, msg, keep_alive=ka))
         return True, False
 
-    def _pick_fault(self) -> str | None:
-        number = self._chat_count
-        self._chat_count += 1
-        if number in self.config.schedule:
-            return self.config.schedule[number]
-        for kind, rate in self.config.faults.items():
-            if rate > 0 and self._rng.random() < rate:
-                return kind
-        return None
-
     async def _chat(self, req: http11.Request, writer: asyncio.StreamWriter) -> tuple[bool, bool]:
         cfg, ka = self.config, req.keep_alive
         try:
@@ -205,12 +163,12 @@ class OpenAIServer:
                 http11.json_response(404, replies.error(text, "NotFoundError", 404), keep_alive=ka)
             )
             return True, False
-        fault = self._pick_fault()
+        fault = self.faults.pick()
         if fault:
             self.stats[f"fault {fault}"] += 1
         delay = cfg.latency + (cfg.slow_delay if fault == "slow" else 0.0)
         if cfg.latency_jitter > 0:
-            delay += self._rng.uniform(0, cfg.latency_jitter)
+            delay += self.faults.rng.uniform(0, cfg.latency_jitter)
         if delay > 0:
             await asyncio.sleep(delay)
         if fault in ("429", "408", "500", "503"):
@@ -248,7 +206,7 @@ class OpenAIServer:
         self, writer: Writer, body: Body, done: Completion, usage: Usage, fault: Fault, ka: bool
     ) -> None:
         field = self.config.reasoning_field
-        raw = replies.completion(self._chat_count, body["model"], done, usage, fault, field)
+        raw = replies.completion(self.faults.count, body["model"], done, usage, fault, field)
         response = http11.full_response(200, raw, keep_alive=ka)
         if fault == "drop_mid":
             response = response[: len(response) - len(raw) // 2]
@@ -259,7 +217,7 @@ class OpenAIServer:
     ) -> None:
         writer.write(http11.stream_head(keep_alive=ka))
         field = self.config.reasoning_field
-        stream = replies.events(self._chat_count, body["model"], done, usage, fault, field)
+        stream = replies.events(self.faults.count, body["model"], done, usage, fault, field)
         rate = self.config.token_rate
         if fault == "drop_mid":
             events = list(stream)

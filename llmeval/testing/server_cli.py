@@ -12,13 +12,8 @@ import sys
 from collections.abc import Sequence
 
 from llmeval.testing.fake_model import load_answers
-from llmeval.testing.openai_server import (
-    FAULTS,
-    OpenAIServer,
-    ServerConfig,
-    parse_faults,
-    parse_schedule,
-)
+from llmeval.testing.faults import FAULTS, parse_faults, parse_schedule
+from llmeval.testing.openai_server import OpenAIServer, ServerConfig
 
 
 def build_parser() -> argparse.ArgumentParser:
