@@ -9,8 +9,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from types import ModuleType
 
 from llmeval import __version__
 from llmeval.errors import EXIT_INTERRUPTED, LlmevalError
@@ -33,8 +36,29 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
     named = words[0] if words and words[0] in COMMANDS else None
     for name in (named,) if named else COMMANDS:
-        importlib.import_module(f"llmeval.commands.{name}").register(sub)
+        import_holding_ctrl_c(f"llmeval.commands.{name}").register(sub)
     return parser
+
+
+def import_holding_ctrl_c(name: str) -> ModuleType:
+    """Import a module with Ctrl-C held until the import is over, then raise it as
+    KeyboardInterrupt. An interrupt landing inside an extension module's initialisation
+    escapes as something else: pydantic-core turns it into a pyo3 PanicException, which was a
+    traceback and exit 1 instead of a quiet exit 130."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):  # signals are the main thread's; an ignored or custom Ctrl-C is left alone
+        return importlib.import_module(name)
+    held: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        module = importlib.import_module(name)
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if held:
+        raise KeyboardInterrupt
+    return module
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
