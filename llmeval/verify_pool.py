@@ -206,19 +206,29 @@ class VerifyPool:
 
 
 def _context() -> mp.context.BaseContext:
+    """The forkserver context, its server running (started deaf to Ctrl-C)."""
     import multiprocessing
+    from multiprocessing import forkserver, resource_tracker
 
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(_PRELOAD)
+    # Ctrl-C at a terminal reaches the whole process group. Started with SIGINT blocked (a
+    # mask survives fork and exec), the forkserver and its workers never see it; before,
+    # one landing while the forkserver loaded math-verify (1-2 s) printed its traceback. The
+    # eval process handles Ctrl-C and stops the workers; the forkserver ends with it.
+    # The resource tracker starts first: starting, it unblocks SIGINT in this process.
+    resource_tracker.ensure_running()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
     return ctx
 
 
 def prestart() -> None:
     """Boot the forkserver now: it loads and warms math-verify while the caller reads files."""
     _context()
-    from multiprocessing import forkserver
-
-    forkserver.ensure_running()
 
 
 def default_workers() -> int:

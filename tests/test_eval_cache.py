@@ -15,6 +15,7 @@ from typing import Any
 
 from llmeval.cli import main
 from llmeval.records import Verdict
+from llmeval.testing.procs import session_members
 from llmeval.testing.synthetic import generation, write_jsonl
 
 THINK = "<think>\nLet me compute this carefully, step by step.\n</think>\n\n"
@@ -110,7 +111,7 @@ def _session_empties(sid: int, wait_s: float = 20) -> bool:
     """Wait until no process of session `sid` is left; kill leftovers and say so if any."""
     deadline = time.monotonic() + wait_s
     while True:
-        left = _session_members(sid)
+        left = session_members(sid)
         if not left:
             return True
         if time.monotonic() > deadline:
@@ -118,21 +119,6 @@ def _session_empties(sid: int, wait_s: float = 20) -> bool:
                 os.kill(pid, signal.SIGKILL)
             return False
         time.sleep(0.2)
-
-
-def _session_members(sid: int) -> list[int]:
-    """Live (not zombie) processes of session `sid`."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            if os.getsid(int(entry.name)) == sid and state != "Z":
-                members.append(int(entry.name))
-        except (OSError, IndexError):
-            continue
-    return members
 
 
 def test_hostile_sample_times_out_without_stalling_the_rest(tmp_path: Path) -> None:

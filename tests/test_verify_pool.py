@@ -3,11 +3,20 @@ waits on them, and no model text is ever executed."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from llmeval.extract import extract_math
+from llmeval.testing.procs import blocked_signals, session_members
+from llmeval.testing.synthetic import math500_run, write_jsonl
 from llmeval.verify import verify
 from llmeval.verify_pool import VerifyPool, VerifyResult, VerifyTask
 
@@ -111,3 +120,44 @@ def test_tasks_are_handed_out_by_gold() -> None:
     assert queue.take("c", {"b"}).gold == "c"
     assert queue.take("c", {"b"}).gold == "b"  # at the end it shares a gold
     assert not queue and len(queue) == 0
+
+
+def test_the_forkserver_starts_deaf_to_ctrl_c_and_eval_does_not() -> None:
+    """A terminal's Ctrl-C reaches the whole process group; the forkserver starts with SIGINT
+    blocked (inherited by its workers), while the eval process still gets it."""
+    code = (
+        "import os, json\n"
+        "from llmeval.verify_pool import prestart\n"
+        "from llmeval.testing.procs import children_status\n"
+        "prestart()\n"
+        "own = open('/proc/self/status').read()\n"
+        "print(json.dumps({'self': own, **children_status(os.getpid())}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    statuses = json.loads(done.stdout)
+    sigint = 1 << (signal.SIGINT - 1)
+    (server,) = [s for cmd, s in statuses.items() if "forkserver" in cmd]
+    assert blocked_signals(server) & sigint
+    assert not blocked_signals(statuses["self"]) & sigint
+
+
+@pytest.mark.parametrize("delay", [0.6, 1.0, 1.4])
+def test_ctrl_c_at_a_terminal_during_a_cold_eval_is_quiet(tmp_path: Path, delay: float) -> None:
+    """SIGINT to the process group while the forkserver loads math-verify: no traceback from
+    any process, exit 130 (or 0 if it had finished), nothing left running."""
+    path = write_jsonl(tmp_path / "math500.jsonl", math500_run(problems=20, n=8, chars=2000))
+    argv = [sys.executable, "-m", "llmeval", "eval", str(path), "--no-progress"]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    time.sleep(delay)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    assert proc.returncode in (0, 130), (proc.returncode, err)
+    deadline = time.monotonic() + 10
+    while session_members(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not session_members(proc.pid)
