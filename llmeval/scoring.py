@@ -16,6 +16,15 @@ from llmeval.metrics import (
     summarize,
 )
 from llmeval.records import GroupScore, ProblemScore, TaskScore
+from llmeval.verify import rational_value
+
+
+def vote_class(pred: str) -> str:
+    """An answer's class in maj@k: its normal form (`canonical_answer`), and for an integer
+    or integer fraction its value, so `\\frac{2}{4}`, `1/2` and `\\dfrac{1}{2}` vote together."""
+    text = canonical_answer(pred)
+    value = rational_value(text)
+    return text if value is None else str(value)
 
 
 def outcome(sample: Sample, status: str, votes: dict[str, str]) -> Outcome:
@@ -25,7 +34,7 @@ def outcome(sample: Sample, status: str, votes: dict[str, str]) -> Outcome:
     if sample.pred is not None and not sample.truncated:
         vote = votes.get(sample.pred)
         if vote is None:
-            vote = votes[sample.pred] = canonical_answer(sample.pred)
+            vote = votes[sample.pred] = vote_class(sample.pred)
     return Outcome(
         problem_id=sample.problem_id,
         sample_idx=sample.sample_idx,

@@ -69,7 +69,7 @@ def gold_latex(gold: str) -> str:
 
 
 @lru_cache(maxsize=8192)
-def _rational(text: str) -> Fraction | None:
+def rational_value(text: str) -> Fraction | None:
     """The value of an integer or integer fraction (`-42`, `042`, `\\frac{3}{4}`, `3/4`)."""
     match = _RATIONAL.match(text)
     if match is None:
@@ -90,10 +90,10 @@ def exact_status(gold: str, answer: str) -> VerdictStatus | None:
 
     Agrees with math-verify on these forms (tested) at a thousandth of its cost.
     """
-    gold_value = _rational(gold)
+    gold_value = rational_value(gold)
     if gold_value is None:
         return None
-    answer_value = _rational(answer)
+    answer_value = rational_value(answer)
     if answer_value is None:
         return None
     return "correct" if gold_value == answer_value else "incorrect"
@@ -126,7 +126,7 @@ def profile_status(profile: str, answer: str) -> VerdictStatus | None:
     """`incorrect` when a plain rational answer (math-verify parses it to that Rational, with
     a string that reads as a rational: tested) is clearly apart from every value of the
     gold's profile; None when unsure. Pure Python: no math-verify, no sympy."""
-    value = _rational(answer)
+    value = rational_value(answer)
     if value is None:
         return None
     for token in profile.split(","):

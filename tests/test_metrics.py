@@ -18,7 +18,7 @@ from llmeval.metrics import (
     sample_stderr,
     summarize,
 )
-from llmeval.scoring import task_score
+from llmeval.scoring import task_score, vote_class
 from llmeval.tasks import get_task
 
 
@@ -161,6 +161,35 @@ def test_wrong_answers_spelled_differently_vote_together() -> None:
     source = InputFile(Path("aime24.jsonl"), get_task("aime24"), samples)  # type: ignore[arg-type]
     score = task_score(source, ["correct", "incorrect", "incorrect"])
     assert score.maj_at_k["3"] == 0.0 and score.problems[0].majority_answer == "\\dfrac{1}{2}"
+
+
+@pytest.mark.parametrize(
+    ("spellings", "value"),
+    [
+        (["\\frac{2}{4}", "1/2", "\\dfrac{1}{2}", " 1 / 2 "], "1/2"),
+        (["-\\frac{6}{3}", "-2", "-002", "-\\tfrac{4}{2}"], "-2"),
+        (["\\frac{0}{5}", "0", "-0"], "0"),
+    ],
+)
+def test_equal_rationals_vote_as_one_value(spellings: list[str], value: str) -> None:
+    assert {vote_class(s) for s in spellings} == {value}
+
+
+def test_other_answers_keep_their_normal_form() -> None:
+    assert vote_class("x + 2") == "x+2" and vote_class("0.5") == "0.5"
+    assert vote_class("\\frac{1}{0}") == "\\frac{1}{0}"  # no value: compared as written
+    assert len({vote_class("1/2"), vote_class("1/3"), vote_class("2")}) == 3
+
+
+def test_a_wrong_value_written_three_ways_outvotes_two_right_answers() -> None:
+    # before values voted, 2/4, 1/2 and 0.5-as-a-fraction were three classes of one vote each
+    samples = [_sample("a", i, pred) for i, pred in enumerate(
+        ["5", "\\frac{2}{4}", "5", "1/2", "\\dfrac{1}{2}"]
+    )]  # fmt: skip
+    source = InputFile(Path("aime24.jsonl"), get_task("aime24"), samples)  # type: ignore[arg-type]
+    score = task_score(source, ["correct", "incorrect", "correct", "incorrect", "incorrect"])
+    assert score.maj_at_k["5"] == 0.0 and not score.problems[0].majority_correct
+    assert score.problems[0].majority_answer == "\\frac{2}{4}"  # the class's first spelling
 
 
 def test_maj_at_k_agrees_with_majority_winner_block_by_block() -> None:

@@ -177,9 +177,9 @@ def test_plain_rational_answers_parse_to_their_value(answer: str) -> None:
 
     from sympy import Rational
 
-    from llmeval.verify import _rational, looks_rational
+    from llmeval.verify import looks_rational, rational_value
 
-    value = _rational(answer)
+    value = rational_value(answer)
     assert value is not None
     items = parse_answer(answer)
     assert items
