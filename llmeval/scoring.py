@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
+from fractions import Fraction
 
 from llmeval.eval_input import InputFile, Sample
 from llmeval.extract import canonical_answer
@@ -18,12 +20,26 @@ from llmeval.metrics import (
 from llmeval.records import GroupScore, ProblemScore, TaskScore
 from llmeval.verify import rational_value
 
+# A terminating decimal (`0.5`, `-.25`, `3.`): its exact value votes with equal fractions.
+_DECIMAL = re.compile(r"^(-?)(\d{0,60})\.(\d{0,60})$")
+
+
+def _decimal_value(text: str) -> Fraction | None:
+    match = _DECIMAL.match(text)
+    if match is None or not (match[2] or match[3]):
+        return None
+    value = Fraction(int(match[2] + match[3] or "0"), 10 ** len(match[3]))
+    return -value if match[1] else value
+
 
 def vote_class(pred: str) -> str:
-    """An answer's class in maj@k: its normal form (`canonical_answer`), and for an integer
-    or integer fraction its value, so `\\frac{2}{4}`, `1/2` and `\\dfrac{1}{2}` vote together."""
+    """An answer's class in maj@k: its normal form (`canonical_answer`), and for an integer,
+    integer fraction or terminating decimal its exact value, so `\\frac{2}{4}`, `1/2`, `0.5`
+    and `\\dfrac{1}{2}` vote together (`0.333` and `1/3` do not: their values differ)."""
     text = canonical_answer(pred)
     value = rational_value(text)
+    if value is None:
+        value = _decimal_value(text)
     return text if value is None else str(value)
 
 

@@ -168,7 +168,10 @@ def test_wrong_answers_spelled_differently_vote_together() -> None:
     [
         (["\\frac{2}{4}", "1/2", "\\dfrac{1}{2}", " 1 / 2 "], "1/2"),
         (["-\\frac{6}{3}", "-2", "-002", "-\\tfrac{4}{2}"], "-2"),
-        (["\\frac{0}{5}", "0", "-0"], "0"),
+        (["\\frac{0}{5}", "0", "-0", "0.0", "-.0"], "0"),
+        (["0.5", ".50", "\\frac{1}{2}", "000.5"], "1/2"),
+        (["-2.25", "-\\frac{9}{4}", "-9/4"], "-9/4"),
+        (["3.", "3.000", "3"], "3"),
     ],
 )
 def test_equal_rationals_vote_as_one_value(spellings: list[str], value: str) -> None:
@@ -176,7 +179,9 @@ def test_equal_rationals_vote_as_one_value(spellings: list[str], value: str) -> 
 
 
 def test_other_answers_keep_their_normal_form() -> None:
-    assert vote_class("x + 2") == "x+2" and vote_class("0.5") == "0.5"
+    assert vote_class("x + 2") == "x+2" and vote_class("1.5.2") == "1.5.2"
+    assert vote_class(".") == "." and vote_class("0.\\overline{3}") == "0.\\overline{3}"
+    assert vote_class("0.333") != vote_class("1/3")  # near is not equal: different votes
     assert vote_class("\\frac{1}{0}") == "\\frac{1}{0}"  # no value: compared as written
     assert len({vote_class("1/2"), vote_class("1/3"), vote_class("2")}) == 3
 
