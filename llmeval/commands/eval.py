@@ -7,6 +7,7 @@ from pathlib import Path
 
 from llmeval.errors import UsageError
 from llmeval.evaluate import DEFAULT_TIMEOUT_S, EvalOptions, run_eval
+from llmeval.gc_tuning import fewer_collections
 from llmeval.report import EvalProgress, export_verdicts, print_report, write_result
 from llmeval.verify_pool import DEFAULT_MEMORY_MB, default_workers
 
@@ -99,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     options = options_from_args(args)
     progress = EvalProgress(enabled=not (args.no_progress or args.quiet))
     try:
-        result = run_eval(options, progress)
+        with fewer_collections():
+            result = run_eval(options, progress)
     finally:
         progress.close()
     print_report(result.report)
