@@ -21,15 +21,11 @@ from llmeval.records import GroupScore, ProblemScore, TaskScore
 from llmeval.verify import rational_value
 
 # A terminating decimal (`0.5`, `-.25`, `3.`): its exact value votes with equal fractions.
-_DECIMAL = re.compile(r"^(-?)(\d{0,60})\.(\d{0,60})$")
+_DECIMAL = re.compile(r"-?(?:\d{1,60}\.\d{0,60}|\.\d{1,60})")
 
 
 def _decimal_value(text: str) -> Fraction | None:
-    match = _DECIMAL.match(text)
-    if match is None or not (match[2] or match[3]):
-        return None
-    value = Fraction(int(match[2] + match[3] or "0"), 10 ** len(match[3]))
-    return -value if match[1] else value
+    return Fraction(text) if _DECIMAL.fullmatch(text) else None
 
 
 def vote_class(pred: str) -> str:
