@@ -18,8 +18,8 @@ from pathlib import Path
 
 from llmeval.testing.bad_cases import CASES
 from llmeval.testing.bad_files import Env, Outcome, run_case
-from llmeval.testing.openai_server import serve
 from llmeval.testing.scratch_fs import Mounts
+from llmeval.testing.threaded_server import serve
 
 
 def run_all(only: str = "", workdir: Path | None = None) -> list[Outcome]:

@@ -18,8 +18,8 @@ from llmeval.jsonl import JsonlAppender, read_dicts, read_models, repair_tail
 from llmeval.records import Generation
 from llmeval.testing.bad_cases import CASES
 from llmeval.testing.bad_files import ROOT, Env, run_case
-from llmeval.testing.openai_server import serve
 from llmeval.testing.scratch_fs import Mounts
+from llmeval.testing.threaded_server import serve
 
 FAST = (
     "eval: read-only folder for --export-verdicts",

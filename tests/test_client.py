@@ -18,7 +18,7 @@ from llmeval.client import (
     Outcome,
     RequestRejected,
 )
-from llmeval.testing.openai_server import serve
+from llmeval.testing.threaded_server import serve
 
 MSG = [{"role": "user", "content": "What is 6 times 7?"}]
 

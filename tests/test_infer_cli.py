@@ -10,7 +10,7 @@ import pytest
 from llmeval.records import Generation
 from llmeval.resume import OutputLock
 from llmeval.testing.fake_model import load_answers
-from llmeval.testing.openai_server import serve
+from llmeval.testing.threaded_server import serve
 from tests.infer_helpers import (
     AIME24,
     counts,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.testing.openai_server import serve
+from llmeval.testing.threaded_server import serve
 from tests.infer_helpers import err_line, fresh_logging, infer, write_jsonl
 
 __all__ = ["fresh_logging"]

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from llmeval.testing.openai_server import serve
+from llmeval.testing.threaded_server import serve
 from tests.infer_helpers import AIME24, FAST, ROOT, counts, fresh_logging, infer, rows
 
 __all__ = ["fresh_logging"]

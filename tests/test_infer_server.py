@@ -9,7 +9,7 @@ import pytest
 
 from llmeval.testing.fake_model import FakeModel, count_tokens
 from llmeval.testing.faults import FaultPicker, parse_faults, parse_schedule
-from llmeval.testing.openai_server import serve
+from llmeval.testing.threaded_server import serve
 
 
 def test_text_is_deterministic_per_seed_and_prompt() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.testing.openai_server import serve
+from llmeval.testing.threaded_server import serve
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "llmeval"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from llmeval.testing.kill_storm import problems_file
-from llmeval.testing.openai_server import serve
+from llmeval.testing.threaded_server import serve
 
 ROOT = Path(__file__).resolve().parents[2]
 # About a third of requests fail; "slow" stalls past the client's read timeout.

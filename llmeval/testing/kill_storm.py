@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from llmeval.testing.openai_server import serve
+from llmeval.testing.threaded_server import serve
 
 ROOT = Path(__file__).resolve().parents[2]
 AIME24 = ROOT / "data" / "aime24.jsonl"
