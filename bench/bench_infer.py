@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
-from harness import (
+from bench.harness import (
     PYTHON,
     LineCounter,
     Measure,
@@ -35,7 +35,6 @@ from harness import (
     repeat,
     table,
 )
-
 from llmeval.tasks import DATA_DIR
 
 PROBLEMS = DATA_DIR / "math500.jsonl"
@@ -44,7 +43,7 @@ PROBLEMS = DATA_DIR / "math500.jsonl"
 @contextmanager
 def server(*flags: str) -> Iterator[tuple[str, int]]:
     """The test server in its own process; yields (base URL, pid)."""
-    cmd = [PYTHON, "-m", "llmeval.testing.openai_server", "--port", "0", *flags]
+    cmd = [PYTHON, "-m", "tests.support.openai_server", "--port", "0", *flags]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert proc.stdout is not None

@@ -14,10 +14,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from llmeval.testing.llama_build import ensure_llama_server
-from llmeval.testing.llama_server import LlamaServer
-from llmeval.testing.smollm import ensure_smollm2
-from llmeval.testing.tiny_model import write_tiny_model
+from scripts.local.llama_build import ensure_llama_server
+from scripts.local.llama_server import LlamaServer
+from scripts.local.smollm import ensure_smollm2
+from scripts.local.tiny_model import write_tiny_model
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

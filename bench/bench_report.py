@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from llmeval.tasks import DATA_DIR
-from llmeval.testing.report_fixtures import prose
-from llmeval.testing.synthetic import generation, write_jsonl
+from tests.support.report_fixtures import prose
+from tests.support.synthetic import generation, write_jsonl
 
 
 def rows(problems: int, n: int, chars: int, seed: int = 0) -> list[dict]:

@@ -17,14 +17,14 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from bench_infer import PROBLEMS, infer, server
-from harness import PYTHON, _cpu_s, machine, measure, median_measure, repeat, table
+from bench.bench_infer import PROBLEMS, infer, server
+from bench.harness import PYTHON, _cpu_s, machine, measure, median_measure, repeat, table
 
 SCAN = """
 import sys
-from llmeval.infer import plan
-from llmeval.problems import load_problems
-from llmeval.resume import done_keys
+from llmeval.infer.run import plan
+from llmeval.infer.problems import load_problems
+from llmeval.infer.resume import done_keys
 done = done_keys(sys.argv[1])
 jobs = plan(load_problems(sys.argv[2]), int(sys.argv[3]), done, 0)
 print(len(done), len(jobs))

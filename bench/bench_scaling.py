@@ -15,10 +15,9 @@ import json
 import tempfile
 from pathlib import Path
 
-from bench_eval import cold, warm
-from harness import Measure, machine, table
-
-from llmeval.testing.synthetic import math500_run
+from bench.bench_eval import cold, warm
+from bench.harness import Measure, machine, table
+from tests.support.synthetic import math500_run
 
 
 def scaled_file(folder: Path, base: list[dict], scale: int, n: int) -> Path:

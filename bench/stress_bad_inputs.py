@@ -16,10 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from llmeval.testing.bad_cases import CASES
-from llmeval.testing.bad_files import Env, Outcome, run_case
-from llmeval.testing.scratch_fs import Mounts
-from llmeval.testing.threaded_server import serve
+from tests.stress.bad_cases import CASES
+from tests.stress.bad_files import Env, Outcome, run_case
+from tests.stress.scratch_fs import Mounts
+from tests.support.threaded_server import serve
 
 
 def run_all(only: str = "", workdir: Path | None = None) -> list[Outcome]:

@@ -16,8 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from llmeval.testing.fault_run import DEFAULT_FAULTS, describe, run_once
-from llmeval.testing.faults import parse_faults
+from tests.stress.fault_run import DEFAULT_FAULTS, describe, run_once
+from tests.support.faults import parse_faults
 
 
 def main() -> int:

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from llmeval.testing.hostile_run import run_hostile
+from tests.stress.hostile_run import run_hostile
 
 MARGIN_S = 2.0  # a killed worker's pair is reported within this of its deadline
 

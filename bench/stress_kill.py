@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from llmeval.testing.kill_storm import Storm, eval_storm, infer_storm
+from tests.stress.kill_storm import Storm, eval_storm, infer_storm
 
 
 def describe(name: str, storm: Storm) -> str:

@@ -3,7 +3,7 @@
 import sys
 
 try:
-    from llmeval.cli import entry
+    from llmeval.cli.main import entry
 except KeyboardInterrupt:  # Ctrl-C while importing: no traceback
     sys.exit(130)
 

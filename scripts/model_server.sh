@@ -105,7 +105,7 @@ sglang)
 llama.cpp | llamacpp | llama)
   ENGINE=llama.cpp
   ((TP == 1 && DP == 1)) || die "llama.cpp runs one CPU replica: use TP=1 DP=1"
-  CMD=("$PYTHON" -m llmeval.testing.llama_server --host "$HOST" --port "$PORT"
+  CMD=("$PYTHON" -m scripts.local.llama_server --host "$HOST" --port "$PORT"
     --parallel "$LLAMA_PARALLEL" --ctx-per-slot "$LLAMA_CTX" --threads "$LLAMA_THREADS")
   [[ -n "$MODEL" ]] && CMD+=(--model "$MODEL")
   [[ -n "${SERVED_NAME:-}" ]] && CMD+=(--alias "$SERVED_NAME")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from llmeval.cli import main
+from llmeval.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 AIME24 = ROOT / "data" / "aime24.jsonl"

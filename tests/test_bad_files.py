@@ -1,6 +1,6 @@
 """Broken files give one error line naming file and line, the right exit code (2 input,
 5 output) and leave existing outputs unchanged: a fast subset of `bench/stress_bad_inputs.py`
-(which runs all of `llmeval.testing.bad_cases.CASES`), plus the fixes it led to."""
+(which runs all of `tests.stress.bad_cases.CASES`), plus the fixes it led to."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from llmeval.errors import InputError
-from llmeval.jsonl import JsonlAppender, read_dicts, read_models, repair_tail
+from llmeval.files import JsonlAppender, read_dicts, read_models, repair_tail
 from llmeval.records import Generation
-from llmeval.testing.bad_cases import CASES
-from llmeval.testing.bad_files import ROOT, Env, run_case
-from llmeval.testing.scratch_fs import Mounts
-from llmeval.testing.threaded_server import serve
+from tests.stress.bad_cases import CASES
+from tests.stress.bad_files import ROOT, Env, run_case
+from tests.stress.scratch_fs import Mounts
+from tests.support.threaded_server import serve
 
 FAST = (
     "eval: read-only folder for --export-verdicts",
@@ -101,8 +101,8 @@ DEEP = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 
 
 def test_json_nested_too_deeply_is_a_bad_line_not_a_crash(tmp_path: Path) -> None:
-    from llmeval.chat import MalformedResponse, error_message, parse_completion
-    from llmeval.problems import load_problems
+    from llmeval.client.protocol import MalformedResponse, error_message, parse_completion
+    from llmeval.infer.problems import load_problems
 
     path = tmp_path / "p.jsonl"
     path.write_bytes(b'{"id": "1", "problem": "x", "answer": "1"}\n' + DEEP + b"\n")

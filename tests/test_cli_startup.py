@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.cli import COMMANDS, build_parser, import_holding_ctrl_c
+from llmeval.cli.main import COMMANDS, build_parser, import_holding_ctrl_c
 
 
 def _loaded_after_parsing(argv: list[str]) -> set[str]:
     code = (
-        "import sys; from llmeval.cli import build_parser; "
+        "import sys; from llmeval.cli.main import build_parser; "
         f"build_parser({argv!r}); print(' '.join(sorted(sys.modules)))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -24,13 +24,13 @@ def _loaded_after_parsing(argv: list[str]) -> set[str]:
 
 def test_infer_does_not_load_eval_or_report() -> None:
     loaded = _loaded_after_parsing(["-q", "infer", "--input", "x.jsonl"])
-    assert "llmeval.commands.infer" in loaded
-    assert not {"llmeval.commands.eval", "llmeval.evaluate", "llmeval.report"} & loaded
+    assert "llmeval.cli.infer" in loaded
+    assert not {"llmeval.cli.eval", "llmeval.evaluate.run", "llmeval.evaluate.table"} & loaded
 
 
 def test_eval_does_not_load_infer() -> None:
     loaded = _loaded_after_parsing(["eval", "out.jsonl"])
-    assert "llmeval.commands.eval" in loaded and "llmeval.commands.infer" not in loaded
+    assert "llmeval.cli.eval" in loaded and "llmeval.cli.infer" not in loaded
 
 
 @pytest.mark.parametrize("argv", [[], ["--help"], ["-q"], ["evall"], ["out.jsonl"]])

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from llmeval.chat import build_body
-from llmeval.client import (
+from llmeval.client.chat_client import (
     ChatClient,
     ChatFailure,
     ClientConfig,
@@ -18,7 +17,8 @@ from llmeval.client import (
     Outcome,
     RequestRejected,
 )
-from llmeval.testing.threaded_server import serve
+from llmeval.client.protocol import build_body
+from tests.support.threaded_server import serve
 
 MSG = [{"role": "user", "content": "What is 6 times 7?"}]
 

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from llmeval.http1 import HttpError, Pool, ReadTimeout
+from llmeval.client.http1 import HttpError, Pool, ReadTimeout
 from tests.raw_http import Handler, read_request, replying
 
 

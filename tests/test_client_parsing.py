@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from llmeval.chat import (
+from llmeval.client.chat_client import display_url, normalize_base_url
+from llmeval.client.protocol import (
     MalformedResponse,
     StreamError,
     StreamParser,
@@ -16,7 +17,6 @@ from llmeval.chat import (
     is_context_error,
     parse_completion,
 )
-from llmeval.client import display_url, normalize_base_url
 from llmeval.errors import UsageError
 
 

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from llmeval.cli import main
+from llmeval.cli.main import main
 from llmeval.records import Verdict
-from llmeval.testing.procs import session_members
-from llmeval.testing.synthetic import generation, write_jsonl
+from tests.support.procs import session_members
+from tests.support.synthetic import generation, write_jsonl
 
 THINK = "<think>\nLet me compute this carefully, step by step.\n</think>\n\n"
 

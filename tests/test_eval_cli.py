@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from llmeval.cli import main
+from llmeval.cli.main import main
 from llmeval.tasks import DATA_DIR
-from llmeval.testing.synthetic import generation, output, upstream, write_jsonl
+from tests.support.synthetic import generation, output, upstream, write_jsonl
 
 RNG = random.Random(11)
 

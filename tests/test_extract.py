@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from llmeval.extract import (
+from llmeval.evaluate.extract import (
     canonical_answer,
     clean_math_answer,
     extract_choice,
@@ -14,7 +14,7 @@ from llmeval.extract import (
     last_boxed,
     response_text,
 )
-from llmeval.testing.synthetic import output
+from tests.support.synthetic import output
 
 RNG = random.Random(3)
 THINK = "<think>\n" + "Let me try small cases first. So far \\boxed{7} looks right. " * 40

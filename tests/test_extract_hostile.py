@@ -6,7 +6,7 @@ from __future__ import annotations
 import multiprocessing as mp
 from collections.abc import Callable
 
-from llmeval.extract import clean_math_answer, extract_choice, extract_math, last_boxed
+from llmeval.evaluate.extract import clean_math_answer, extract_choice, extract_math, last_boxed
 
 
 def _finishes(fn: Callable[[str], object], text: str, guard_s: float = 120) -> None:

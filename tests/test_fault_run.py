@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.testing.fault_run import DEFAULT_FAULTS, run_once
+from tests.stress.fault_run import DEFAULT_FAULTS, run_once
 
 
 @pytest.mark.parametrize("transport", ["httpx", "fast"])

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from llmeval.testing.hostile import choice_rows, math_rows
-from llmeval.testing.hostile_run import run_hostile
+from tests.stress.hostile import choice_rows, math_rows
+from tests.stress.hostile_run import run_hostile
 
 
 def test_the_full_set_has_over_a_hundred_generations(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from llmeval.httpx_transport import LeanTransport
+from llmeval.client.httpx_transport import LeanTransport
 from tests.raw_http import Handler, read_request, replying
 
 Test = Callable[[httpx.AsyncClient, str], Awaitable[None]]

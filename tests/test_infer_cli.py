@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from llmeval.infer.resume import OutputLock
 from llmeval.records import Generation
-from llmeval.resume import OutputLock
-from llmeval.testing.fake_model import load_answers
-from llmeval.testing.threaded_server import serve
 from tests.infer_helpers import (
     AIME24,
     counts,
@@ -20,6 +18,8 @@ from tests.infer_helpers import (
     rows,
     write_jsonl,
 )
+from tests.support.fake_model import load_answers
+from tests.support.threaded_server import serve
 
 __all__ = ["fresh_logging"]
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.testing.threaded_server import serve
 from tests.infer_helpers import err_line, fresh_logging, infer, write_jsonl
+from tests.support.threaded_server import serve
 
 __all__ = ["fresh_logging"]
 

@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from llmeval.testing.threaded_server import serve
 from tests.infer_helpers import AIME24, FAST, ROOT, counts, fresh_logging, infer, rows
+from tests.support.threaded_server import serve
 
 __all__ = ["fresh_logging"]
 
@@ -66,7 +66,7 @@ def test_killed_run_with_a_torn_line_resumes_to_exactly_n(tmp_path: Path) -> Non
 
 
 def test_server_command_line_prints_its_url_first(tmp_path: Path) -> None:
-    argv = [sys.executable, "-m", "llmeval.testing.openai_server", "--port", "0",
+    argv = [sys.executable, "-m", "tests.support.openai_server", "--port", "0",
             "--answers", str(AIME24), "--accuracy", "1.0"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     server = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env)

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from llmeval.testing.fake_model import FakeModel, count_tokens
-from llmeval.testing.faults import FaultPicker, parse_faults, parse_schedule
-from llmeval.testing.threaded_server import serve
+from tests.support.fake_model import FakeModel, count_tokens
+from tests.support.faults import FaultPicker, parse_faults, parse_schedule
+from tests.support.threaded_server import serve
 
 
 def test_text_is_deterministic_per_seed_and_prompt() -> None:

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from llmeval.testing.kill_storm import ROOT, eval_storm, infer_storm
+from tests.stress.kill_storm import ROOT, eval_storm, infer_storm
 
 
 def test_infer_survives_ten_kills(tmp_path: Path) -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.testing import llama_build
-from llmeval.testing.llama_server import LlamaServer
-from llmeval.testing.smollm import SMOLLM2_FILE, find_smollm2
-from llmeval.testing.tiny_model import CHATML_TEMPLATE, N_BLOCKS, write_tiny_model
+from scripts.local import llama_build
+from scripts.local.llama_server import LlamaServer
+from scripts.local.smollm import SMOLLM2_FILE, find_smollm2
+from scripts.local.tiny_model import CHATML_TEMPLATE, N_BLOCKS, write_tiny_model
 
 
 def test_cache_dir_from_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

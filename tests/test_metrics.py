@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.eval_input import InputFile, Sample
-from llmeval.metrics import (
+from llmeval.evaluate.inputs import InputFile, Sample
+from llmeval.evaluate.metrics import (
     Outcome,
     clustered_stderr,
     group_by_problem,
@@ -18,7 +18,7 @@ from llmeval.metrics import (
     sample_stderr,
     summarize,
 )
-from llmeval.scoring import task_score, vote_class
+from llmeval.evaluate.scoring import task_score, vote_class
 from llmeval.tasks import get_task
 
 
@@ -201,7 +201,7 @@ def test_maj_at_k_agrees_with_majority_winner_block_by_block() -> None:
     """The fast maj@k (labels counted per block) against the vote rule written out."""
     import random
 
-    from llmeval.metrics import majority_correct
+    from llmeval.evaluate.metrics import majority_correct
 
     rng = random.Random(1)
     for _ in range(3000):

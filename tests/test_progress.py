@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from llmeval.progress import (
+from llmeval.infer.progress import (
     Snapshot,
     client_bound_hint,
     cpu_share,
@@ -15,7 +15,7 @@ from llmeval.progress import (
     start_cpu_clock,
     summarize,
 )
-from llmeval.runner import Tally
+from llmeval.infer.runner import Tally
 
 
 def test_plain_progress_line() -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.html_report import render_report
-from llmeval.report_data import group_problems
-from llmeval.testing.cdp import Browser, find_chromium
-from llmeval.testing.report_fixtures import HOSTILE, hostile_run, make_run
+from llmeval.report.data import group_problems
+from llmeval.report.html import render_report
+from tests.support.cdp import Browser, find_chromium
+from tests.support.report_fixtures import HOSTILE, hostile_run, make_run
 
 CHROMIUM = find_chromium()
 pytestmark = [

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from llmeval.cli import main
+from llmeval.cli.main import main
 from llmeval.records import RunSpec
-from llmeval.testing.report_fixtures import HOSTILE
-from llmeval.testing.synthetic import generation, output, upstream, write_jsonl
+from tests.support.report_fixtures import HOSTILE
+from tests.support.synthetic import generation, output, upstream, write_jsonl
 
 RNG = random.Random(5)
 FLAGS = ["--workers", "1", "--no-progress"]

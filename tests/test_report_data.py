@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from llmeval import metrics
-from llmeval.report_compare import paired_diff
-from llmeval.report_data import (
+from llmeval.evaluate import metrics
+from llmeval.report.compare import paired_diff
+from llmeval.report.data import (
     ReportSample,
     default_caps,
     difficulty,
@@ -18,7 +18,7 @@ from llmeval.report_data import (
     pass_maj_curve,
     stderr_curve,
 )
-from llmeval.serving_stats import percentile, serving_figures
+from llmeval.report.serving import percentile, serving_figures
 
 
 def _s(pid: str, idx: int, status: str, **kw) -> ReportSample:

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from llmeval.html_report import embed_json, render_report
-from llmeval.testing.report_fixtures import HOSTILE, hostile_run, make_run
+from llmeval.report.html import embed_json, render_report
+from tests.support.report_fixtures import HOSTILE, hostile_run, make_run
 
 META = {"model": "m", "date": "2026-01-01"}
 

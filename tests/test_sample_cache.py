@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from llmeval import sample_cache
-from llmeval.cli import main
-from llmeval.eval_input import InputFile, read_input
-from llmeval.testing.synthetic import generation, write_jsonl
+from llmeval.cli.main import main
+from llmeval.evaluate import sample_cache
+from llmeval.evaluate.inputs import InputFile, read_input
+from tests.support.synthetic import generation, write_jsonl
 
 THINK = "<think>\nLet me think this through.\n</think>\n\n"
 

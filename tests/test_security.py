@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.testing.threaded_server import serve
+from tests.support.threaded_server import serve
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "llmeval"

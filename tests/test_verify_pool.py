@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.extract import extract_math
-from llmeval.testing.procs import blocked_signals, children_status, session_members
-from llmeval.testing.synthetic import math500_run, write_jsonl
-from llmeval.verify import verify
-from llmeval.verify_pool import VerifyPool, VerifyResult, VerifyTask
+from llmeval.evaluate.extract import extract_math
+from llmeval.verify.policy import verify
+from llmeval.verify.pool import VerifyPool, VerifyResult, VerifyTask
+from tests.support.procs import blocked_signals, children_status, session_members
+from tests.support.synthetic import math500_run, write_jsonl
 
 TOWER = "9^{9^{9^{9^{9}}}}"
 
@@ -107,7 +107,7 @@ def test_a_too_small_memory_cap_does_not_turn_verdicts_into_errors() -> None:
 
 
 def test_tasks_are_handed_out_by_gold() -> None:
-    from llmeval.verify_tasks import ByGold
+    from llmeval.verify.queue import ByGold
 
     tasks = [_task(f"{g}{i}", g, str(i)) for g in ("a", "b", "c") for i in range(2)]
     queue = ByGold(tasks)
@@ -127,8 +127,8 @@ def test_the_forkserver_starts_deaf_to_ctrl_c_and_eval_does_not() -> None:
     blocked (inherited by its workers), while the eval process still gets it."""
     code = (
         "import os, json\n"
-        "from llmeval.verify_pool import prestart\n"
-        "from llmeval.testing.procs import children_status\n"
+        "from llmeval.verify.pool import prestart\n"
+        "from tests.support.procs import children_status\n"
         "prestart()\n"
         "own = open('/proc/self/status').read()\n"
         "print(json.dumps({'self': own, **children_status(os.getpid())}))\n"

@@ -10,7 +10,7 @@ import random
 import pytest
 
 from llmeval.tasks import DATA_DIR
-from llmeval.verify import (
+from llmeval.verify.policy import (
     FLOAT_ROUNDING,
     NUMERIC_PRECISION,
     exact_status,
@@ -18,7 +18,7 @@ from llmeval.verify import (
     parse_gold,
     verify,
 )
-from llmeval.verify_shortcut import _plain, clearly_unequal
+from llmeval.verify.shortcut import _plain, clearly_unequal
 
 
 def _math_verify(gold: str, answer: str) -> bool:
@@ -104,7 +104,7 @@ _ANSWERS = [
 
 def _near(gold: list[object]) -> list[str]:
     """Decimals close to the gold's value (rounded to 2-12 places, off by 2e-4, as a percent)."""
-    from llmeval.verify_shortcut import _constant
+    from llmeval.verify.shortcut import _constant
 
     out = []
     for item in gold:
@@ -143,7 +143,7 @@ def test_sweep_over_benchmark_golds() -> None:
 def test_number_parsing_is_unchanged(text: str) -> None:
     from latex2sympy2_extended import latex2sympy2
 
-    from llmeval.verify import _math_verify
+    from llmeval.verify.policy import _math_verify
 
     _math_verify()  # installs the memo
     parse = latex2sympy2._Latex2Sympy.parse_number
@@ -177,7 +177,7 @@ def test_plain_rational_answers_parse_to_their_value(answer: str) -> None:
 
     from sympy import Rational
 
-    from llmeval.verify import looks_rational, rational_value
+    from llmeval.verify.policy import looks_rational, rational_value
 
     value = rational_value(answer)
     assert value is not None
@@ -195,7 +195,7 @@ def test_plain_rational_answers_parse_to_their_value(answer: str) -> None:
 def test_profile_decisions_are_what_the_worker_decides() -> None:
     """Golds of the data files against plain rationals near and far from their values:
     whenever the parent decides from the profile, the shortcut fires and math-verify agrees."""
-    from llmeval.verify import gold_profile, profile_status
+    from llmeval.verify.policy import gold_profile, profile_status
 
     rng = random.Random(9)
     golds = sorted({json.loads(line)["answer"] for line in (DATA_DIR / "math500.jsonl").open()})
@@ -225,7 +225,7 @@ def test_profile_decisions_are_what_the_worker_decides() -> None:
 
 
 def test_profiles_of_typical_golds() -> None:
-    from llmeval.verify import gold_profile, profile_status
+    from llmeval.verify.policy import gold_profile, profile_status
 
     assert gold_profile("p - q") == "varies"
     assert gold_profile("3\\sqrt{13}").startswith("10.81665382")

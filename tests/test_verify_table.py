@@ -10,9 +10,9 @@ import random
 
 import pytest
 
-from llmeval.extract import extract_choice, extract_math
-from llmeval.testing.synthetic import reasoning
-from llmeval.verify import exact_status, gold_latex, verifier_id, verify
+from llmeval.evaluate.extract import extract_choice, extract_math
+from llmeval.verify.policy import exact_status, gold_latex, verifier_id, verify
+from tests.support.synthetic import reasoning
 
 THINK = "<think>\n" + reasoning(4000, random.Random(7)) + "\n</think>\n\n"
 

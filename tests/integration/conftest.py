@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from llmeval.testing.llama_build import ensure_llama_server
-from llmeval.testing.llama_server import LlamaServer
-from llmeval.testing.server_process import running_servers
-from llmeval.testing.smollm import SMOLLM2_NAME, ensure_smollm2
-from llmeval.testing.tiny_model import write_tiny_model
+from scripts.local.llama_build import ensure_llama_server
+from scripts.local.llama_server import LlamaServer
+from scripts.local.server_process import running_servers
+from scripts.local.smollm import SMOLLM2_NAME, ensure_smollm2
+from scripts.local.tiny_model import write_tiny_model
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 TINY = "tiny-random"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.testing.llama_server import LlamaServer
+from scripts.local.llama_server import LlamaServer
 from tests.integration.conftest import assert_complete, infer_cmd, problems, records, run, run_ok
 
 pytestmark = pytest.mark.integration

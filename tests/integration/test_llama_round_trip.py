@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.testing.llama_server import LlamaServer
+from scripts.local.llama_server import LlamaServer
 from tests.integration.conftest import (
     assert_complete,
     eval_result,

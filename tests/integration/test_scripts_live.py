@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.testing.llama_server import LlamaServer
+from scripts.local.llama_server import LlamaServer
 from tests.integration.conftest import TINY, assert_complete, problems, records
 
 pytestmark = pytest.mark.integration

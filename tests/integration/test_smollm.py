@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.testing.llama_server import LlamaServer
-from llmeval.testing.smollm import SMOLLM2_NAME
+from scripts.local.llama_server import LlamaServer
+from scripts.local.smollm import SMOLLM2_NAME
 from tests.integration.conftest import (
     assert_complete,
     eval_result,

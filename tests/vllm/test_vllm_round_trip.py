@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.testing.vllm_server import VllmServer, ensure_vllm_venv, write_random_llama
+from scripts.local.vllm_server import VllmServer, ensure_vllm_venv, write_random_llama
 from tests.integration.conftest import (
     DATA,
     assert_complete,

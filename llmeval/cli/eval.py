@@ -1,0 +1,110 @@
+"""`llmeval eval`: verify the final answers of generation files and print per-task scores."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from llmeval.errors import UsageError
+from llmeval.evaluate.run import DEFAULT_TIMEOUT_S, EvalOptions, run_eval
+from llmeval.evaluate.table import EvalProgress, export_verdicts, print_report, write_result
+from llmeval.verify.pool import DEFAULT_MEMORY_MB, default_workers
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `eval` parser (upstream LLMEval spellings accepted as aliases)."""
+    parser = sub.add_parser(
+        "eval",
+        help="verify final answers and print per-task scores",
+        description="Verify the final answer of every sample in generation files (files, "
+        "folders or globs) and print per-task scores. Verdicts are cached beside each file.",
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="generation files, folders, globs")
+    parser.add_argument(
+        "--input_path", dest="input_path", action="append", default=[], help=argparse.SUPPRESS
+    )
+    parser.add_argument(
+        "--task",
+        "--task_name",
+        dest="task",
+        help="task of every file (aime24, math_opensource/aime24, ...); default: the run spec "
+        "beside the file, else its name",
+    )
+    parser.add_argument(
+        "--cache", "--cache_path", dest="cache", type=Path, help="one verdict cache file for all"
+    )
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write verdicts")
+    parser.add_argument(
+        "--workers",
+        "--max_workers",
+        dest="workers",
+        type=int,
+        default=default_workers(),
+        help="verifier processes (default: all cores)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help="hard deadline per verification in seconds (default %(default)s)",
+    )
+    parser.add_argument(
+        "--memory-mb",
+        type=int,
+        default=DEFAULT_MEMORY_MB,
+        help="address-space cap per verifier process (default %(default)s; 0: none)",
+    )
+    parser.add_argument(
+        "--result-json",
+        "--result_path",
+        dest="result_json",
+        type=Path,
+        help="write the JSON result",
+    )
+    parser.add_argument(
+        "--export-verdicts", type=Path, help="write one JSON line per sample with its verdict"
+    )
+    parser.add_argument("--answer-key", default="answer", help="field of the gold answer")
+    parser.add_argument("--response-key", default="gen", help="field of the model output")
+    parser.add_argument("--no-progress", action="store_true", help="no progress display")
+    parser.set_defaults(func=run)
+
+
+def options_from_args(args: argparse.Namespace) -> EvalOptions:
+    """Check the flags and turn them into `EvalOptions`."""
+    paths = list(args.paths) + list(args.input_path)
+    if not paths:
+        raise UsageError("give at least one generation file, folder or glob")
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    if args.cache and args.no_cache:
+        raise UsageError("--cache and --no-cache do not go together")
+    return EvalOptions(
+        paths=paths,
+        task=args.task,
+        cache=args.cache,
+        use_cache=not args.no_cache,
+        workers=args.workers,
+        timeout_s=args.timeout,
+        memory_mb=args.memory_mb or None,
+        answer_key=args.answer_key,
+        response_key=args.response_key,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Judge, print the table, write the JSON result and the verdict export."""
+    options = options_from_args(args)
+    progress = EvalProgress(enabled=not (args.no_progress or args.quiet))
+    try:
+        result = run_eval(options, progress)
+    finally:
+        progress.close()
+    print_report(result.report)
+    if args.result_json:
+        write_result(args.result_json, result.report)
+    if args.export_verdicts:
+        export_verdicts(args.export_verdicts, result.files, result.statuses)
+    return 0

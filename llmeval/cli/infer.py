@@ -1,0 +1,163 @@
+"""`llmeval infer`: flags (with the upstream tool's spellings) -> `InferOptions` -> `run_infer`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from llmeval.errors import UsageError
+from llmeval.tasks import MATH_TEMPLATE, get_task, task_from_filename
+
+if TYPE_CHECKING:  # imported when infer runs: other commands need not load httpx and asyncio
+    from llmeval.infer.run import InferOptions
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `infer` parser."""
+    p = sub.add_parser(
+        "infer",
+        help="draw samples from an OpenAI-compatible server into a JSONL file (resumable)",
+        description="One request and one output line per (problem, sample); reruns resume.",
+    )
+    add = p.add_argument
+    add("--input", "--input_file", dest="input", required=True, help="problems JSONL")
+    add("--output", "--output_file", dest="output", required=True, help="generations JSONL")
+    add("--base-url", "--base_url", dest="base_url", action="append",
+        help=f"server URL, repeatable (default $LLMEVAL_BASE_URL or {DEFAULT_BASE_URL})",
+    )  # fmt: skip
+    add("--model", "--model_name", dest="model", help="model name (default: the only one served)")
+    add("--n-samples", "--n_samples", dest="n_samples", type=int, default=1)
+    add("--max-workers", "--max_workers", dest="max_workers", type=int, default=64,
+        help="requests in flight")  # fmt: skip
+    add("--temperature", type=float, default=0.6)
+    add("--top-p", "--top_p", dest="top_p", type=float, default=0.95)
+    add("--top-k", "--top_k", dest="top_k", type=int)
+    add("--min-p", "--min_p", dest="min_p", type=float)
+    add("--max-tokens", "--max_tokens", dest="max_tokens", type=int, default=32768)
+    add("--seed", type=int, default=0, help="base seed; each sample's seed derives from it")
+    add("--timeout", "--request_timeout", dest="timeout", type=float, default=600.0,
+        help="seconds to wait for the next byte")  # fmt: skip
+    add("--deadline", type=float, default=None,
+        help="seconds for a whole answer, else it is retried (default: none)")  # fmt: skip
+    add("--max-retries", "--max_retries", dest="max_retries", type=int, default=8)
+    add("--retry-delay", type=float, default=1.0, help="first backoff ceiling, seconds")
+    add("--retry-max-delay", type=float, default=60.0, help="backoff cap, seconds")
+    add("--system-prompt", "--system_prompt", dest="system_prompt")
+    add("--system_prompt_type", dest="system_prompt_type", help="upstream; only 'empty'")
+    add("--prompt-template", "--prompt_template", dest="prompt_template",
+        help="user message with {problem}, or @FILE (default: the task's)")  # fmt: skip
+    add("--task", help="task name (default: from the input file name)")
+    add("--extra-body", "--extra_body", dest="extra_body", help="JSON object merged into requests")
+    add("--enable-thinking", "--enable_thinking", dest="enable_thinking", action="store_true",
+        help="send chat_template_kwargs.enable_thinking=true")  # fmt: skip
+    add("--api-key", "--api_key", dest="api_key", help="bearer token (default $OPENAI_API_KEY)")
+    add("--stream", action=argparse.BooleanOptionalAction, default=True,
+        help="stream responses (SSE); --no-stream for servers without it")  # fmt: skip
+    add("--question-key", "--input_key", dest="question_key",
+        help="key of the question (default: problem, else prompt sent verbatim)")  # fmt: skip
+    add("--answer-key", "--answer_key", "--label_key", dest="answer_key", default="answer")
+    add("--id-key", "--id_key", dest="id_key", help="key of the id (default: id, else doc_id)")
+    add("--response_key", dest="response_key", help="upstream: also write the text under this key")
+    add("--http", choices=["httpx", "fast"], default="httpx",
+        help="HTTP transport: httpx (default), or llmeval's lean HTTP/1.1 client for "
+             "plain-http endpoints at >1,000 samples/s")  # fmt: skip
+    add("--force", action="store_true", help="resume even though parameters changed")
+    add("--progress", choices=["auto", "bar", "plain"], default="auto")
+    add("--progress-interval", type=float, default=5.0, help="seconds between plain lines")
+    p.set_defaults(func=run)
+
+
+def _positive(name: str, value: float, minimum: float = 1) -> None:
+    if value < minimum:
+        raise UsageError(f"{name} must be at least {minimum:g}, got {value:g}")
+
+
+def options_from_args(args: argparse.Namespace) -> InferOptions:
+    """Check the flags and build `InferOptions`."""
+    from llmeval.client.chat_client import normalize_base_url
+    from llmeval.infer.problems import InputKeys
+    from llmeval.infer.run import InferOptions
+
+    _positive("--n-samples", args.n_samples)
+    _positive("--max-workers", args.max_workers)
+    _positive("--max-tokens", args.max_tokens)
+    _positive("--max-retries", args.max_retries, 0)
+    _positive("--temperature", args.temperature, 0)
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    if args.deadline is not None and args.deadline <= 0:
+        raise UsageError("--deadline must be positive")
+    urls = args.base_url or [os.environ.get("LLMEVAL_BASE_URL") or DEFAULT_BASE_URL]
+    for url in urls:
+        normalize_base_url(url)
+    extra: dict = {}
+    if args.extra_body:
+        try:
+            extra = json.loads(args.extra_body)
+        except ValueError as exc:
+            raise UsageError(f"--extra-body is not valid JSON: {exc}") from None
+        if not isinstance(extra, dict):
+            raise UsageError("--extra-body must be a JSON object")
+    if args.enable_thinking:
+        kwargs = dict(extra.get("chat_template_kwargs") or {})
+        kwargs["enable_thinking"] = True
+        extra["chat_template_kwargs"] = kwargs
+    system = args.system_prompt
+    if args.system_prompt_type not in (None, "empty", "none"):
+        raise UsageError(
+            f"--system_prompt_type {args.system_prompt_type!r} is not known here; "
+            "pass the text with --system-prompt"
+        )
+    task = get_task(args.task) if args.task else task_from_filename(args.input)
+    if args.task and task is None:
+        raise UsageError(f"unknown --task {args.task!r}")
+    template = args.prompt_template
+    if template and template.startswith("@"):
+        try:
+            template = Path(template[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--prompt-template {template}: {exc.strerror}") from None
+    template = template or (task.template if task else MATH_TEMPLATE)
+    return InferOptions(
+        input=args.input,
+        output=args.output,
+        base_urls=urls,
+        model=args.model,
+        n_samples=args.n_samples,
+        max_workers=args.max_workers,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        top_k=args.top_k,
+        min_p=args.min_p,
+        max_tokens=args.max_tokens,
+        seed=args.seed,
+        timeout=args.timeout,
+        deadline=args.deadline,
+        max_retries=args.max_retries,
+        retry_delay=args.retry_delay,
+        retry_max_delay=args.retry_max_delay,
+        system_prompt=system or None,
+        template=template,
+        extra_body=extra,
+        api_key=args.api_key or os.environ.get("OPENAI_API_KEY") or None,
+        stream=args.stream,
+        keys=InputKeys(question=args.question_key, answer=args.answer_key, id=args.id_key),
+        task=task.name if task else None,
+        force=args.force,
+        http=args.http,
+        response_key=args.response_key,
+        progress={"auto": None, "bar": True, "plain": False}[args.progress],
+        progress_interval=args.progress_interval,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `infer`; exit 0 complete, 3 some failed, 2 usage/input, 4 server, 130 interrupted."""
+    from llmeval.infer.run import run_infer
+
+    return run_infer(options_from_args(args))

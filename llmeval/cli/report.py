@@ -1,0 +1,122 @@
+"""`llmeval report`: one self-contained HTML file of scores, pictures, samples and comparison."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from llmeval import __version__
+from llmeval.cli.eval import options_from_args
+from llmeval.errors import OutputError, UsageError
+from llmeval.evaluate.run import DEFAULT_TIMEOUT_S, EvalResult, run_eval
+from llmeval.evaluate.table import EvalProgress
+from llmeval.verify.pool import DEFAULT_MEMORY_MB, default_workers
+
+if TYPE_CHECKING:  # the HTML side loads when `report` runs, not for every command
+    from llmeval.report.data import Run
+
+log = logging.getLogger("llmeval")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `report` parser (eval's options, since it judges what is not judged yet)."""
+    parser = sub.add_parser(
+        "report",
+        help="write one self-contained HTML report of generation files",
+        description="Judge generation files (verdicts from eval's cache where present) and "
+        "write one HTML file: scores, pictures, every sample, a comparison with --baseline, "
+        "serving figures. No network needed to view it.",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="generation files, folders, globs")
+    parser.add_argument("--out", "-o", type=Path, default=Path("report.html"), help="the HTML file")
+    parser.add_argument(
+        "--baseline", nargs="+", metavar="PATH", default=[], help="run to compare with"
+    )
+    parser.add_argument("--label", help="name of the run in the report (default: its model)")
+    parser.add_argument("--baseline-label", help="name of the baseline (default: its model)")
+    parser.add_argument("--task", "--task_name", dest="task", help="task of every file")
+    parser.add_argument("--cache", type=Path, help="one verdict cache file for all")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write verdicts")
+    parser.add_argument("--workers", type=int, default=default_workers(), help="verifier processes")
+    parser.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per verification"
+    )
+    parser.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB, help=argparse.SUPPRESS)
+    parser.add_argument("--answer-key", default="answer", help="field of the gold answer")
+    parser.add_argument("--response-key", default="gen", help="field of the model output")
+    parser.add_argument(
+        "--no-compress", action="store_true",
+        help="embed texts as plain JSON (bigger file) instead of gzip+base64",
+    )  # fmt: skip
+    parser.add_argument("--no-progress", action="store_true", help="no progress display")
+    parser.set_defaults(func=run, input_path=[])
+
+
+def _judge(args: argparse.Namespace, paths: list[str]) -> EvalResult:
+    args.paths = paths
+    options = options_from_args(args)
+    progress = EvalProgress(enabled=not (args.no_progress or args.quiet))
+    try:
+        return run_eval(options, progress)
+    finally:
+        progress.close()
+
+
+def _meta(run: Run, result: EvalResult, baseline: Run | None) -> dict[str, str]:
+    meta = {
+        "model": run.label,
+        "files": ", ".join(str(f.path) for f in result.files),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "llmeval": result.report.llmeval_version or __version__,
+        "verifier": result.report.verifier,
+        "verdicts": f"{result.report.cache.hits} cached, {result.report.cache.new} verified now",
+    }
+    if baseline is not None:
+        meta["baseline"] = baseline.label
+    return meta
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write a text file whole or not at all (temp file in the same folder, then rename)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8", "replace"))
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a report is for sharing
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Judge the run (and the baseline), build the report, write it."""
+    if args.out.is_dir():
+        raise UsageError(f"--out {args.out} is a folder; give a file name")
+    started = time.monotonic()
+    result = _judge(args, list(args.paths))
+    from llmeval.report.html import render_report
+    from llmeval.report.inputs import run_from_eval
+
+    current = run_from_eval(result, args.label, args.response_key)
+    baseline = None
+    if args.baseline:
+        base_result = _judge(args, list(args.baseline))
+        baseline = run_from_eval(base_result, args.baseline_label, args.response_key)
+        if baseline.label == current.label:
+            baseline.label += " (baseline)"
+    page = render_report(current, _meta(current, result, baseline), baseline, not args.no_compress)
+    write_text_atomic(args.out, page)
+    log.info(
+        "report: %s (%.1f MB, %d samples, %.1f s)",
+        args.out, len(page) / 1e6, len(current.samples), time.monotonic() - started,
+    )  # fmt: skip
+    return 0

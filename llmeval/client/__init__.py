@@ -1,0 +1,1 @@
+"""The chat client: the only home of httpx."""

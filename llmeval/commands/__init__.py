@@ -1,1 +1,0 @@
-"""Subcommands of the command line, one module each: `register(subparsers)` and `run(args)`."""

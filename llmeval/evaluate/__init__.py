@@ -1,0 +1,1 @@
+"""The `eval` stage: read generation files, extract answers, score, print."""

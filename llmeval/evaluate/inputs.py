@@ -1,0 +1,231 @@
+"""Inputs of `eval`: read the rows of a generation file into slim samples.
+
+Rows are ours (`Generation`) or upstream LLMEval's (`prompt`, `answer`, `gen` as a string or
+a one-element list, optional `doc_id`/`sample_index`). Big texts are dropped after extraction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from llmeval.errors import InputError
+from llmeval.evaluate import sample_cache
+from llmeval.evaluate.extract import THINK_OPEN, extract_choice, extract_math, is_truncated
+from llmeval.evaluate.files import META_FIELDS, problem_meta, read_spec, resolve_task
+from llmeval.files import Position, read_dicts, read_models
+from llmeval.tasks import Task
+
+log = logging.getLogger("llmeval")
+
+
+@dataclass(slots=True)
+class Sample:
+    """What scoring needs of one generation: ids, gold, the extracted answer, the ending."""
+
+    problem_id: str
+    sample_idx: int
+    gold: str
+    pred: str | None
+    truncated: bool
+    completion_tokens: int | None
+    meta: dict[str, Any]
+
+
+@dataclass
+class InputFile:
+    """One generation file read: its task, samples, the run spec's n, duplicates dropped."""
+
+    path: Path
+    task: Task
+    samples: list[Sample] = field(default_factory=list)
+    spec_n: int | None = None
+    duplicates: int = 0
+
+
+def _text(value: Any, what: str, path: Path, lineno: int) -> str:
+    """A text field as text: numbers (27, 27.0) and one-element lists are unwrapped."""
+    if isinstance(value, list):
+        if len(value) != 1:
+            raise InputError(path, f"{what}: expected one element, got {len(value)}", line=lineno)
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise InputError(path, f"{what}: expected text, got {type(value).__name__}", line=lineno)
+    return value if isinstance(value, str) else str(value)
+
+
+class _RowReader:
+    """Turns the rows of one file into samples, numbering id-less rows per problem."""
+
+    def __init__(self, path: Path, task: Task, answer_key: str, response_key: str) -> None:
+        self.path, self.task = path, task
+        self.answer_key, self.response_key = answer_key, response_key
+        self.counters: Counter[str] = Counter()
+        self.data_meta: dict[str, dict[str, Any]] = {}
+
+    def sample(self, lineno: int, row: dict[str, Any]) -> Sample:
+        for key in (self.answer_key, self.response_key):
+            if key not in row:
+                raise InputError(self.path, f"no {key!r} field", line=lineno)
+        gold = _text(row[self.answer_key], self.answer_key, self.path, lineno)
+        if not gold.strip():
+            raise InputError(self.path, f"empty {self.answer_key!r} (the gold answer)", line=lineno)
+        gen = row[self.response_key]
+        gen = "" if gen is None else _text(gen, self.response_key, self.path, lineno)
+        problem_id, sample_idx = self._ids(row, lineno)
+        prompt = row.get("prompt")
+        starts_in_think = isinstance(prompt, str) and prompt.rstrip().endswith(THINK_OPEN)
+        reasoning = row.get("reasoning") or row.get("reasoning_content")
+        extract = extract_choice if self.task.kind == "choice" else extract_math
+        usage = row.get("usage")
+        tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+        return Sample(
+            problem_id=problem_id,
+            sample_idx=sample_idx,
+            gold=gold,
+            pred=extract(gen, reasoning if isinstance(reasoning, str) else None, starts_in_think),
+            truncated=is_truncated(row.get("finish_reason")),
+            completion_tokens=tokens if isinstance(tokens, int) else None,
+            meta=self._meta(problem_id, row),
+        )
+
+    def _meta(self, problem_id: str, row: dict[str, Any]) -> dict[str, Any]:
+        """The row's metadata, completed from the task's data file (one look-up per problem)."""
+        meta = _meta(row)
+        if all(name in meta for name in META_FIELDS):
+            return meta
+        if problem_id not in self.data_meta:
+            self.data_meta[problem_id] = problem_meta(self.task, problem_id, row.get("prompt"))
+        return {**self.data_meta[problem_id], **meta}
+
+    def _ids(self, row: dict[str, Any], lineno: int) -> tuple[str, int]:
+        """(problem id, sample index): ours, upstream's, or numbered in order per prompt."""
+        pid = row.get("problem_id", row.get("doc_id"))
+        if pid is None:
+            prompt = row.get("prompt")
+            if not isinstance(prompt, str):
+                raise InputError(self.path, "no problem_id, doc_id or prompt", line=lineno)
+            pid = "prompt-" + hashlib.sha1(prompt.encode()).hexdigest()[:12]
+        pid = str(pid)
+        idx = row.get("sample_idx", row.get("sample_index"))
+        if idx is None:
+            idx = self.counters[pid]
+        if isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
+            raise InputError(self.path, f"bad sample index {idx!r}", line=lineno)
+        self.counters[pid] = max(self.counters[pid], idx + 1)
+        return pid, idx
+
+
+class _Row(BaseModel):
+    """The fields `eval` reads from a row (ours or upstream); parsing only these is fast."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    problem_id: Any = None
+    sample_idx: Any = None
+    doc_id: Any = None
+    sample_index: Any = None
+    prompt: Any = None
+    answer: Any = None
+    gen: Any = None
+    reasoning: Any = None
+    reasoning_content: Any = None
+    finish_reason: Any = None
+    usage: Any = None
+    meta: Any = None
+    subject: Any = None
+    level: Any = None
+
+
+def _rows(
+    path: Path, answer_key: str, response_key: str, at: Position
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows as dicts from `at` on; with the default keys only the fields eval reads are parsed."""
+    if (answer_key, response_key) != ("answer", "gen"):
+        yield from read_dicts(path, at)
+        return
+    for lineno, row in read_models(path, _Row, at):
+        yield lineno, row.model_dump(exclude_unset=True)
+
+
+def _meta(row: dict[str, Any]) -> dict[str, Any]:
+    meta = dict(row["meta"]) if isinstance(row.get("meta"), dict) else {}
+    for name in ("subject", "level"):
+        if name in row and name not in meta:
+            meta[name] = row[name]
+    return meta
+
+
+def read_input(
+    path: Path,
+    task_flag: str | None,
+    answer_key: str = "answer",
+    response_key: str = "gen",
+    use_cache: bool = False,
+) -> InputFile:
+    """Read one generation file; the first of duplicate (problem, sample) rows is kept. With
+    `use_cache`, the rows of lines read before come from the samples cache (`sample_cache`)."""
+    spec = read_spec(path)
+    task = resolve_task(path, task_flag, spec)
+    result = InputFile(path, task, spec_n=spec.n_samples if spec else None)
+    reader = _RowReader(path, task, answer_key, response_key)
+    key = sample_cache.context_key(task, answer_key, response_key) if use_cache else None
+    cached = sample_cache.load(path, key) if key else None
+    at = cached.position if cached else sample_cache.new_position()
+    start = at.offset
+    kept: list[tuple[Sample, int]] = [] if cached is None else _restore(cached, reader)
+    seen = {(s.problem_id, s.sample_idx): lineno for s, lineno in kept}
+    repeats: list[int] = []  # lines of rows dropped as repeats
+    new_first = ""  # the first of them, described
+    for lineno, row in _rows(path, answer_key, response_key, at):
+        sample = reader.sample(lineno, row)
+        pair = (sample.problem_id, sample.sample_idx)
+        if pair in seen:
+            if not repeats:
+                new_first = f"{path}:{lineno}: {pair[0]}#{pair[1]} (first: {seen[pair]})"
+            repeats.append(lineno)
+            continue
+        seen[pair] = lineno
+        kept.append((sample, lineno))
+    result.samples = [sample for sample, _ in kept]
+    if not result.samples:
+        raise InputError(path, "no samples in the file (empty)")
+    old_repeats, first_repeat = (cached.duplicates, cached.first_repeat) if cached else (0, "")
+    result.duplicates = old_repeats + len(repeats)
+    if result.duplicates:
+        log.warning(
+            "%s; %d repeated (problem, sample) rows, each counted once",
+            first_repeat or new_first,
+            result.duplicates,
+        )
+    if key and at.offset > start:
+        whole = sum(line <= at.lines for line in repeats)  # not the unterminated last line
+        rows = [_row(sample, lineno) for sample, lineno in kept if lineno <= at.lines]
+        first = first_repeat or (new_first if whole else "")
+        sample_cache.save(path, key, at, rows, old_repeats + whole, first)
+    return result
+
+
+def _row(sample: Sample, lineno: int) -> list[Any]:
+    """A sample as a samples-cache row."""
+    s = sample
+    return [s.problem_id, s.sample_idx, s.gold, s.pred, s.truncated, s.completion_tokens,
+            s.meta, lineno]  # fmt: skip
+
+
+def _restore(cached: sample_cache.Cached, reader: _RowReader) -> list[tuple[Sample, int]]:
+    """The cached samples with their lines; the reader numbers id-less rows on after them."""
+    kept = []
+    counters = reader.counters
+    for pid, idx, gold, pred, truncated, tokens, meta, lineno in cached.rows:
+        kept.append((Sample(pid, idx, gold, pred, truncated, tokens, meta), lineno))
+        if counters[pid] <= idx:
+            counters[pid] = idx + 1
+    return kept

@@ -1,0 +1,148 @@
+"""Fold the judged samples of one file into a `TaskScore` (pure: no I/O, no verification)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from fractions import Fraction
+
+from llmeval.evaluate.extract import canonical_answer
+from llmeval.evaluate.inputs import InputFile, Sample
+from llmeval.evaluate.metrics import (
+    Outcome,
+    Summary,
+    clustered_stderr,
+    group_by_problem,
+    majority_winner,
+    summarize,
+)
+from llmeval.records import GroupScore, ProblemScore, TaskScore
+from llmeval.verify.policy import rational_value
+
+# A terminating decimal (`0.5`, `-.25`, `3.`): its exact value votes with equal fractions.
+_DECIMAL = re.compile(r"-?(?:\d{1,60}\.\d{0,60}|\.\d{1,60})")
+
+
+def _decimal_value(text: str) -> Fraction | None:
+    return Fraction(text) if _DECIMAL.fullmatch(text) else None
+
+
+def vote_class(pred: str) -> str:
+    """An answer's class in maj@k: its normal form (`canonical_answer`), and for an integer,
+    integer fraction or terminating decimal its exact value, so `\\frac{2}{4}`, `1/2`, `0.5`
+    and `\\dfrac{1}{2}` vote together (`0.333` and `1/3` do not: their values differ)."""
+    text = canonical_answer(pred)
+    value = rational_value(text)
+    if value is None:
+        value = _decimal_value(text)
+    return text if value is None else str(value)
+
+
+def outcome(sample: Sample, status: str, votes: dict[str, str]) -> Outcome:
+    """A judged sample for the statistics; a cut-off output does not vote in maj@k. `votes`
+    memoizes the vote of each answer (samples repeat answers)."""
+    vote = None
+    if sample.pred is not None and not sample.truncated:
+        vote = votes.get(sample.pred)
+        if vote is None:
+            vote = votes[sample.pred] = vote_class(sample.pred)
+    return Outcome(
+        problem_id=sample.problem_id,
+        sample_idx=sample.sample_idx,
+        status=status,
+        truncated=sample.truncated,
+        vote=vote,
+        completion_tokens=sample.completion_tokens,
+    )
+
+
+def _problem(pid: str, outs: list[Outcome], samples: dict[int, Sample], n: int) -> ProblemScore:
+    statuses = Counter(o.status for o in outs)
+    winner = majority_winner(outs)
+    meta = next(iter(samples.values())).meta if samples else {}
+    correct = sum(o.correct for o in outs)
+    return ProblemScore.model_construct(
+        problem_id=pid,
+        n_samples=len(outs),
+        n_correct=correct,
+        accuracy=correct / len(outs),
+        n_missing=max(0, n - len(outs)),
+        n_no_answer=statuses["no_answer"],
+        n_timeout=statuses["timeout"],
+        n_error=statuses["error"],
+        n_truncated=sum(o.truncated for o in outs),
+        majority_answer=samples[winner.sample_idx].pred if winner else None,
+        majority_correct=winner is not None and winner.correct,
+        subject=_str(meta.get("subject")),
+        level=_str(meta.get("level")),
+    )
+
+
+def _str(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _groups(problems: list[ProblemScore], attr: str) -> dict[str, GroupScore]:
+    """Accuracy per subject or level, with its clustered standard error."""
+    by: dict[str, list[float]] = {}
+    for prob in problems:
+        value = getattr(prob, attr)
+        if value is not None:
+            by.setdefault(value, []).append(prob.accuracy)
+    return {
+        name: GroupScore.model_construct(
+            n_problems=len(acc), accuracy=sum(acc) / len(acc), stderr=clustered_stderr(acc)
+        )
+        for name, acc in sorted(by.items())
+    }
+
+
+def task_score(source: InputFile, statuses: Sequence[str]) -> TaskScore:
+    """The figures of one file, given each sample's verdict status (same order as samples)."""
+    votes: dict[str, str] = {}
+    outs = [outcome(s, st, votes) for s, st in zip(source.samples, statuses, strict=True)]
+    groups = group_by_problem(outs)
+    by_sample = {(s.problem_id, s.sample_idx): s for s in source.samples}
+    n = max([len(g) for g in groups.values()] + [source.spec_n or 0])
+    problems = [
+        _problem(pid, g, {o.sample_idx: by_sample[(pid, o.sample_idx)] for o in g}, n)
+        for pid, g in groups.items()
+    ]
+    summary: Summary = summarize(groups)
+    counts = Counter(o.status for o in outs)
+    truncated = sum(o.truncated for o in outs)
+    tokens = [o.completion_tokens for o in outs if o.completion_tokens is not None]
+    expected = len(groups) * n
+    n_correct = sum(o.correct for o in outs)
+    return TaskScore.model_construct(
+        task=source.task.name,
+        file=str(source.path),
+        n_problems=len(groups),
+        n_samples=n,
+        samples_expected=expected,
+        samples_scored=len(outs),
+        samples_missing=expected - len(outs),
+        accuracy=summary.accuracy,
+        stderr=summary.stderr,
+        sample_stderr=summary.sample_stderr,
+        pass_at_k=summary.pass_at_k,
+        maj_at_k=summary.maj_at_k,
+        n_correct=n_correct,
+        n_incorrect=len(outs)
+        - n_correct
+        - counts["no_answer"]
+        - counts["timeout"]
+        - counts["error"],
+        n_no_answer=counts["no_answer"],
+        n_timeout=counts["timeout"],
+        n_error=counts["error"],
+        n_truncated=truncated,
+        n_duplicates=source.duplicates,
+        truncation_rate=truncated / len(outs) if outs else None,
+        mean_completion_tokens=sum(tokens) / len(tokens) if tokens else None,
+        complete=bool(outs) and expected == len(outs),
+        by_subject=_groups(problems, "subject"),
+        by_level=_groups(problems, "level"),
+        problems=problems,
+    )

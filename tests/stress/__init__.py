@@ -1,0 +1,1 @@
+"""Stress runs: kill storms, fault runs, hostile outputs, broken files."""

@@ -1,0 +1,250 @@
+"""The broken files (`bad_files.Case`s): how each is built; exit 2 = bad input or usage,
+5 = output not writable, 0 = handled (a torn last line)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.stress.bad_files import Case, Env, Setup, command
+
+PROBLEMS = [
+    {"id": f"p{i}", "problem": f"What is {i} + {i}?", "answer": str(2 * i)} for i in range(4)
+]
+
+
+def _rows(*rows: object) -> bytes:
+    return b"".join((r if isinstance(r, bytes) else json.dumps(r).encode()) + b"\n" for r in rows)
+
+
+def _gen(pid: str, idx: int, gen: str = "so \\boxed{2}", answer: object = "2") -> dict:
+    return {"problem_id": pid, "sample_idx": idx, "answer": answer, "gen": gen}
+
+
+GOOD = _rows(*[_gen(p["id"], k, answer=p["answer"]) for p in PROBLEMS for k in (0, 1)])
+INPUT = _rows(*PROBLEMS)
+DEEP = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+HUGE = b"x" * (8 << 20)  # an 8 MB line that is not JSON
+BINARY = bytes(range(256)) * 64
+
+
+def _infer(url: str, inp: Path, out: Path, *extra: str) -> list[str]:
+    return ["infer", "--input", str(inp), "--output", str(out), "--base-url", url,
+            "--n-samples", "3", "--retry-delay", "0.01", "--progress", "plain", *extra]  # fmt: skip
+
+
+def _write(path: Path, content: bytes) -> Path:
+    path.write_bytes(content)
+    return path
+
+
+def infer_input(
+    content: bytes, line: int | None, folder: bool = False
+) -> Callable[[Path, Env], Setup]:
+    """`infer` on a broken problems file (or a folder); the existing output must not change."""
+
+    def build(d: Path, env: Env) -> Setup:
+        out = _write(d / "out.jsonl", GOOD)
+        inp = d / "aime24.jsonl"
+        inp.mkdir() if folder else _write(inp, content)
+        return Setup(_infer(env.url, inp, out), out, f"{inp}:{line}" if line else str(inp))
+
+    return build
+
+
+def infer_output(content: bytes, line: int | None) -> Callable[[Path, Env], Setup]:
+    """`infer` resuming a broken output file, which must not change."""
+
+    def build(d: Path, env: Env) -> Setup:
+        inp, out = _write(d / "aime24.jsonl", INPUT), _write(d / "out.jsonl", content)
+        return Setup(_infer(env.url, inp, out), out, f"{out}:{line}" if line else str(out))
+
+    return build
+
+
+def judged(
+    cmd: str, content: bytes, line: int | None, *flags: str, folder: bool = False
+) -> Callable[[Path, Env], Setup]:
+    """`eval` or `report` on a broken generation file (which must not change), or on a
+    folder holding only a non-generation file."""
+
+    def build(d: Path, env: Env) -> Setup:
+        path = _write(d / "aime24_run.jsonl", content)
+        extra = [*flags, "--out", str(d / "r.html")] if cmd == "report" else [*flags]
+        if folder:
+            (d / "sub").mkdir()
+            _write(d / "sub" / "notes.txt", b"not jsonl")
+            return Setup([cmd, str(d / "sub"), "--no-progress", *extra], path, str(d / "sub"))
+        names = f"{path}:{line}" if line else str(path)
+        return Setup([cmd, str(path), "--no-progress", *extra], path, names)
+
+    return build
+
+
+def spec_mismatch(d: Path, env: Env) -> Setup:
+    inp, out = _write(d / "aime24.jsonl", INPUT), d / "out.jsonl"
+    first = subprocess.run(
+        command(_infer(env.url, inp, out, "--n-samples", "1")), capture_output=True
+    )
+    if first.returncode != 0:
+        raise RuntimeError(first.stderr.decode()[-500:])
+    return Setup(_infer(env.url, inp, out, "--temperature", "1.0"), out, str(out))
+
+
+def broken_spec(d: Path, env: Env) -> Setup:
+    inp, out = _write(d / "aime24.jsonl", INPUT), _write(d / "out.jsonl", GOOD)
+    spec = _write(Path(f"{out}.spec.json"), b'{"model": 3, "temperature": "hot"')
+    return Setup(_infer(env.url, inp, out), spec, str(spec))
+
+
+def eval_broken_spec(d: Path, env: Env) -> Setup:
+    path = _write(d / "aime24_run.jsonl", GOOD)
+    spec = _write(Path(f"{path}.spec.json"), BINARY)
+    return Setup(["eval", str(path), "--no-progress"], spec, str(spec))
+
+
+def eval_broken_cache(d: Path, env: Env) -> Setup:
+    path = _write(d / "aime24_run.jsonl", _rows(_gen("p1", 0, "\\boxed{x+1}")))
+    cache = _write(Path(f"{path}.verdicts.jsonl"), b'{"key": "a", "status": "correct"}\nnot json\n')
+    return Setup(["eval", str(path), "--no-progress"], cache, f"{cache}:2")
+
+
+def _read_only(d: Path, env: Env) -> Path | None:
+    """A folder `d/ro` that will refuse writes once `env.mounts.make_read_only` is called."""
+    ro = d / "ro"
+    env.mounts.tmpfs(ro, 1 << 20) if os.geteuid() == 0 else ro.mkdir()
+    return ro if (ro in env.mounts.points or os.geteuid() != 0) else None
+
+
+def read_only(what: str) -> Callable[[Path, Env], Setup]:
+    """The output folder refuses writes: infer's output, eval's cache or result, the report."""
+
+    def build(d: Path, env: Env) -> Setup:
+        ro = _read_only(d, env)
+        if ro is None:
+            return Setup([], skip="no read-only folder: root without tmpfs mounts")
+        gen = _write(d / "aime24_run.jsonl", GOOD)
+        if what == "infer":
+            out = _write(ro / "out.jsonl", GOOD)
+            setup = Setup(_infer(env.url, _write(d / "aime24.jsonl", INPUT), out), out, str(ro))
+        elif what == "cache":
+            path = _write(ro / "aime24_run.jsonl", _rows(_gen("p1", 0, "\\boxed{x+1}")))
+            setup = Setup(["eval", str(path), "--no-progress"], path, str(ro))
+        elif what == "export":
+            export = _write(ro / "v.jsonl", b'{"an": "earlier export"}\n')
+            setup = Setup(["eval", str(gen), "--no-progress", "--export-verdicts", str(export)],
+                          export, str(export))  # fmt: skip
+        elif what == "result":
+            result = ro / "r.json"
+            setup = Setup(["eval", str(gen), "--no-progress", "--result-json", str(result)],
+                          gen, str(result))  # fmt: skip
+        else:
+            old = _write(ro / "r.html", b"<p>an earlier report</p>")
+            setup = Setup(["report", str(gen), "--no-progress", "--out", str(old)], old, str(old))
+        env.mounts.make_read_only(ro)
+        return setup
+
+    return build
+
+
+def disk_full(real: bool) -> Callable[[Path, Env], Setup]:
+    """Infer appends until the disk is full (a 64 KB tmpfs, `real`) or the file-size limit
+    (RLIMIT_FSIZE) stops it: exit 5, every line whole, the old lines first and unchanged."""
+
+    def build(d: Path, env: Env) -> Setup:
+        inp = _write(d / "aime24.jsonl", INPUT)
+        args = ["--n-samples", "300", "--max-workers", "8"]
+        if not real:
+            out = _write(d / "out.jsonl", GOOD)
+            limit = len(GOOD) + 30_000
+            return Setup(_infer(env.url, inp, out, *args), out, str(out), limit, whole=out)
+        if not env.mounts.tmpfs(d / "full", 64 << 10):
+            return Setup([], skip="no tmpfs mount (needs root); RLIMIT_FSIZE case covers it")
+        out = _write(d / "full" / "out.jsonl", GOOD)
+        return Setup(_infer(env.url, inp, out, *args), out, str(out), whole=out)
+
+    return build
+
+
+def export_full(d: Path, env: Env) -> Setup:
+    """The verdict export hits the file-size limit: exit 5, the earlier export unchanged."""
+    path = _write(d / "aime24_run.jsonl", _rows(*[_gen(f"q{i}", 0) for i in range(200)]))
+    export = _write(d / "v.jsonl", b'{"an": "earlier export"}\n')
+    argv = ["eval", str(path), "--no-progress", "--export-verdicts", str(export)]
+    return Setup(argv, export, str(export), fsize=5_000)
+
+
+def eval_cache_full(d: Path, env: Env) -> Setup:
+    """The verdict cache hits the file-size limit: exit 5, the cache keeps whole lines."""
+    rows = [_gen("p1", k, f"\\boxed{{x+{k}}}") for k in range(30)]
+    path = _write(d / "aime24_run.jsonl", _rows(*rows))
+    cache = Path(f"{path}.verdicts.jsonl")
+    return Setup(["eval", str(path), "--no-progress"], path, str(cache), 1_000, whole=cache)
+
+
+P0, P1, *_ = INPUT.splitlines(keepends=True)
+G0, G1, G2, *_ = GOOD.splitlines(keepends=True)
+WRONG_TYPE = json.dumps({**PROBLEMS[2], "answer": ["4"]}).encode() + b"\n"
+NO_ANSWER = json.dumps({"id": "p9", "problem": "What?"}).encode() + b"\n"
+GEN_DICT = json.dumps({"problem_id": "p1", "sample_idx": 2, "answer": "2", "gen": {}}).encode()
+NO_GOLD = json.dumps({"problem_id": "p1", "sample_idx": 2, "gen": "\\boxed{2}"}).encode()
+GOLD_ROW = b'{"problem_id": "p1", "sample_idx": 0, "gold": "2", "gen": "\\boxed{2}"}\n'
+BAD_IDX = json.dumps({"problem_id": "p1", "sample_idx": "two", "answer": "2", "gen": ""}).encode()
+
+CASES = [
+    # infer: the problems file
+    Case("infer: empty input", infer_input(b"", None), 2),
+    Case("infer: binary input", infer_input(BINARY, 1), 2),
+    Case(
+        "infer: non-JSON line in the middle of the input", infer_input(P0 + b"{oops\n" + P1, 2), 2
+    ),
+    Case("infer: wrong type (answer a list)", infer_input(P0 + P1 + WRONG_TYPE, 3), 2),
+    Case("infer: missing key (no answer)", infer_input(P0 + NO_ANSWER, 2), 2),
+    Case("infer: duplicate ids", infer_input(P0 + P1 + P0, 3), 2),
+    Case("infer: an 8 MB non-JSON line", infer_input(P0 + HUGE + b"\n" + P1, 2), 2),
+    Case("infer: JSON nested 100,000 deep", infer_input(P0 + DEEP + b"\n" + P1, 2), 2),
+    Case("infer: a JSON array, not objects", infer_input(P0 + b"[1, 2]\n", 2), 2),
+    # infer: the output it resumes
+    Case("infer: broken line inside the output", infer_output(G0 + b"{torn\n" + G1, 2), 2),
+    Case("infer: wrong type inside the output", infer_output(G0 + BAD_IDX + b"\n" + G1, 2), 2),
+    Case("infer: binary output", infer_output(BINARY, 1), 2),
+    Case(
+        "infer: torn last line of the output", infer_output(G0 + G1 + G2[:30], None), 0, torn=True
+    ),
+    Case("infer: a spec that does not match", spec_mismatch, 2),
+    Case("infer: a broken spec", broken_spec, 2),
+    Case("infer: read-only output folder", read_only("infer"), 5),
+    Case("infer: disk full (64 KB tmpfs)", disk_full(real=True), 5),
+    Case("infer: file-size limit (EFBIG)", disk_full(real=False), 5),
+    # eval
+    Case("eval: empty file", judged("eval", b"", None), 2),
+    Case("eval: binary file", judged("eval", BINARY, 1), 2),
+    Case("eval: non-JSON line in the middle", judged("eval", G0 + b"nope\n" + G1, 2), 2),
+    Case("eval: wrong type (gen an object)", judged("eval", G0 + GEN_DICT + b"\n", 2), 2),
+    Case("eval: missing key (no gold answer)", judged("eval", G0 + G1 + NO_GOLD + b"\n", 3), 2),
+    Case("eval: an 8 MB non-JSON line", judged("eval", G0 + HUGE + b"\n" + G1, 2), 2),
+    Case(
+        "eval: JSON nested 100,000 deep (custom keys)",
+        judged("eval", GOLD_ROW + DEEP + b"\n", 2, "--answer-key", "gold"),
+        2,
+    ),
+    Case("eval: torn last line", judged("eval", G0 + G1 + G2[:25], None), 0),
+    Case("eval: duplicate (problem, sample) rows", judged("eval", G0 + G1 + G0, 3), 0),
+    Case("eval: a folder without generation files", judged("eval", b"", None, folder=True), 2),
+    Case("infer: the input is a folder", infer_input(b"", None, folder=True), 2),
+    Case("report: empty file", judged("report", b"", None), 2),
+    Case("eval: a broken spec beside the file", eval_broken_spec, 2),
+    Case("eval: broken line in the verdict cache", eval_broken_cache, 2),
+    Case("eval: read-only folder for the cache", read_only("cache"), 5),
+    Case("eval: read-only folder for --result-json", read_only("result"), 5),
+    Case("eval: read-only folder for --export-verdicts", read_only("export"), 5),
+    Case("eval: --export-verdicts hits the file-size limit", export_full, 5),
+    Case("eval: verdict cache hits the file-size limit", eval_cache_full, 5),
+    # report
+    Case("report: non-JSON line in the middle", judged("report", G0 + b"nope\n" + G1, 2), 2),
+    Case("report: binary file", judged("report", BINARY, 1), 2),
+    Case("report: read-only folder for --out", read_only("report"), 5),
+]

@@ -1,0 +1,1 @@
+"""The test harness: loopback OpenAI server, faults, fixtures."""
