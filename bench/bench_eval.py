@@ -41,11 +41,6 @@ def cache_of(path: Path) -> Path:
     return path.with_name(path.name + ".verdicts.jsonl")
 
 
-def samples_of(path: Path) -> Path:
-    """The samples cache (extracted answers of the lines read before)."""
-    return path.with_name(path.name + ".samples.json")
-
-
 def bare_read(path: Path) -> float:
     """Seconds to read the file and json.loads every line, in this process."""
     start = time.perf_counter()
@@ -78,7 +73,6 @@ def floor_process() -> Measure:
 def cold(path: Path, workers: int, runs: int) -> Measure:
     def one() -> Measure:
         cache_of(path).unlink(missing_ok=True)
-        samples_of(path).unlink(missing_ok=True)
         return measure(eval_argv(path, "--workers", str(workers)))
 
     return median_measure(repeat(one, runs))
@@ -88,30 +82,14 @@ def warm(path: Path, runs: int) -> Measure:
     return median_measure(repeat(lambda: measure(eval_argv(path)), runs))
 
 
-def warm_verdicts_only(path: Path, runs: int) -> Measure:
-    """Warm verdicts but no samples cache: every line is read and its answer extracted."""
-    kept = samples_of(path).read_bytes()
-
-    def one() -> Measure:
-        samples_of(path).unlink(missing_ok=True)
-        return measure(eval_argv(path))
-
-    try:
-        return median_measure(repeat(one, runs))
-    finally:
-        samples_of(path).write_bytes(kept)
-
-
 def plus_ten(path: Path, extra: list[dict], runs: int) -> Measure:
     """Append 10% new samples to a file whose caches are complete, then eval; restored each
     run."""
     base_text, base_cache = path.read_bytes(), cache_of(path).read_bytes()
-    base_samples = samples_of(path).read_bytes()
     addition = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in extra).encode()
 
     def one() -> Measure:
         cache_of(path).write_bytes(base_cache)
-        samples_of(path).write_bytes(base_samples)
         path.write_bytes(base_text + addition)
         return measure(eval_argv(path))
 
@@ -120,7 +98,6 @@ def plus_ten(path: Path, extra: list[dict], runs: int) -> Measure:
     finally:
         path.write_bytes(base_text)
         cache_of(path).write_bytes(base_cache)
-        samples_of(path).write_bytes(base_samples)
 
 
 def main() -> None:
@@ -140,7 +117,6 @@ def main() -> None:
         floor = median_measure(repeat(floor_process, args.runs + 2))
         colds = {w: cold(path, w, args.runs) for w in (1, 2)}
         warm_m = warm(path, args.runs + 2)
-        reread = warm_verdicts_only(path, args.runs)
         plus = plus_ten(path, extra, args.runs)
         end_load = machine()
     cold2 = colds[2]
@@ -155,16 +131,6 @@ def main() -> None:
         )
     rows.append(
         ["warm (all cached)", warm_m.wall, warm_m.cpu, samples / warm_m.wall, warm_m.main_mb, ""]
-    )
-    rows.append(
-        [
-            "warm, no samples cache",
-            reread.wall,
-            reread.cpu,
-            samples / reread.wall,
-            reread.main_mb,
-            "",
-        ]
     )
     rows.append(
         [

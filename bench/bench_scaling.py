@@ -55,7 +55,6 @@ def main() -> None:
             )
             path.unlink()
             path.with_name(path.name + ".verdicts.jsonl").unlink(missing_ok=True)
-            path.with_name(path.name + ".samples.json").unlink(missing_ok=True)
     print(f"\nmachine at the end: {machine()}")
     rows = []
     first = results[scales[0]]

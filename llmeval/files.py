@@ -1,5 +1,5 @@
-"""JSONL files: stream records (a torn last line tolerated), repair a torn tail, append
-(whole JSON files: `json_files`).
+"""JSONL files: stream records (a torn last line tolerated), repair a torn tail, append; and
+JSON files written whole (a temporary file and a rename).
 
 A line is whole or ignored: appends go through one unbuffered `os.write` per line, so a
 killed process leaves at most one torn line at the end, which readers skip with a
@@ -13,8 +13,8 @@ import json
 import logging
 import os
 import re
+import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,19 +27,8 @@ log = logging.getLogger("llmeval")
 M = TypeVar("M", bound=BaseModel)
 
 
-@dataclass
-class Position:
-    """How far a reader got: bytes and lines of the whole (newline-terminated) lines read, and
-    optionally a running digest of those bytes. A reader given one starts where it points."""
-
-    offset: int = 0
-    lines: int = 0
-    digest: Any = None  # a hashlib object, updated with every whole line read
-
-
-def iter_lines(path: str | Path, at: Position | None = None) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield (line number, raw line without newline, is_unterminated) for non-blank lines,
-    from the start or from `at` (which is advanced past each whole line).
+def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes, bool]]:
+    """Yield (line number, raw line without newline, is_unterminated) for non-blank lines.
 
     Only the file's last line can be unterminated. A missing file is an `InputError`.
     """
@@ -53,19 +42,10 @@ def iter_lines(path: str | Path, at: Position | None = None) -> Iterator[tuple[i
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
     with handle:
-        if at is not None and at.offset:
-            handle.seek(at.offset)
-        start = at.lines + 1 if at is not None else 1
-        for lineno, raw in enumerate(handle, start=start):
-            terminated = raw.endswith(b"\n")
-            if terminated and at is not None:
-                at.offset += len(raw)
-                at.lines = lineno
-                if at.digest is not None:
-                    at.digest.update(raw)
+        for lineno, raw in enumerate(handle, start=1):
             body = raw.rstrip(b"\r\n")
             if body.strip():
-                yield lineno, body, not terminated
+                yield lineno, body, not raw.endswith(b"\n")
 
 
 def _short(exc: ValidationError) -> str:
@@ -80,15 +60,13 @@ def _short(exc: ValidationError) -> str:
     return f"field {where!r}: {msg}"
 
 
-def read_models(
-    path: str | Path, model: type[M], at: Position | None = None
-) -> Iterator[tuple[int, M]]:
-    """Stream `model` records from a JSONL file as (line number, record), from `at` if given.
+def read_models(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:
+    """Stream `model` records from a JSONL file as (line number, record).
 
     A torn last line (unterminated and unparseable) is skipped with a warning; any other
     bad line raises `InputError` naming the file and line.
     """
-    for lineno, body, unterminated in iter_lines(path, at):
+    for lineno, body, unterminated in iter_lines(path):
         try:
             yield lineno, model.model_validate_json(body)
         except ValidationError as exc:
@@ -101,11 +79,9 @@ def read_models(
             yield lineno, record
 
 
-def read_dicts(
-    path: str | Path, at: Position | None = None
-) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_dicts(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Stream JSON objects from a JSONL file as (line number, dict); same rules as read_models."""
-    for lineno, body, unterminated in iter_lines(path, at):
+    for lineno, body, unterminated in iter_lines(path):
         try:
             value = loads_text(body)
         except (ValueError, UnicodeDecodeError) as exc:
@@ -262,3 +238,36 @@ class JsonlAppender:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def write_json_atomic(
+    path: str | Path, data: BaseModel | dict[str, Any] | list[Any], indent: int | None = 2
+) -> None:
+    """Write JSON to `path` through a temporary file and a rename: never half a file."""
+    path = Path(path)
+    if isinstance(data, BaseModel):
+        text = data.model_dump_json(indent=indent)
+    else:
+        text = json.dumps(data, indent=indent, ensure_ascii=False)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write: {exc.strerror}") from None
+    try:
+        os.fchmod(fd, _mode_for(path))
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputError(f"{path}: cannot write: {exc.strerror}") from None
+
+
+def _mode_for(path: Path) -> int:
+    """The permissions of the file replaced, else rw-r--r-- (a temporary file is rw-------)."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        return 0o644

@@ -160,9 +160,6 @@ class Verdict(_Record):
     detail: str | None = None
     # The deadline a "timeout" verdict ran under: a later eval with a longer one retries it.
     timeout_s: float | None = None
-    # What the worker learnt of the gold (its value, or that it varies): a later eval judges
-    # new plain-rational answers against it without booting the verifier (verify.py).
-    gold_profile: str | None = None
 
 
 class ProblemScore(_Record):

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from llmeval.errors import InputError
-from llmeval.files import JsonlAppender, read_dicts, read_models, repair_tail
-from llmeval.json_files import write_json_atomic
+from llmeval.files import JsonlAppender, read_dicts, read_models, repair_tail, write_json_atomic
 from llmeval.records import Generation, SampleKey
 
 

@@ -77,7 +77,9 @@ def _long_functions(path: Path, limit: int) -> list[str]:
 def test_size_and_shape() -> None:
     lines = {path: len(path.read_text().splitlines()) for path in MODULES}
     assert sum(lines.values()) <= 5000, f"the package is {sum(lines.values())} lines"
-    top = [p for p in MODULES if p.parent == PACKAGE and p.name not in ("__init__.py", "__main__.py")]
+    top = [
+        p for p in MODULES if p.parent == PACKAGE and p.name not in ("__init__.py", "__main__.py")
+    ]
     assert len(top) <= 12, f"{len(top)} modules at the top level"
     over = {_rel(p): n for p, n in lines.items() if n > 300}
     assert not over, f"modules over 300 lines: {over}"

@@ -17,10 +17,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from llmeval.errors import InputError
-from llmeval.evaluate import sample_cache
 from llmeval.evaluate.extract import THINK_OPEN, extract_choice, extract_math, is_truncated
 from llmeval.evaluate.files import META_FIELDS, problem_meta, read_spec, resolve_task
-from llmeval.files import Position, read_dicts, read_models
+from llmeval.files import read_dicts, read_models
 from llmeval.tasks import Task
 
 log = logging.getLogger("llmeval")
@@ -144,14 +143,12 @@ class _Row(BaseModel):
     level: Any = None
 
 
-def _rows(
-    path: Path, answer_key: str, response_key: str, at: Position
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Rows as dicts from `at` on; with the default keys only the fields eval reads are parsed."""
+def _rows(path: Path, answer_key: str, response_key: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows as dicts; with the default keys only the fields eval reads are parsed."""
     if (answer_key, response_key) != ("answer", "gen"):
-        yield from read_dicts(path, at)
+        yield from read_dicts(path)
         return
-    for lineno, row in read_models(path, _Row, at):
+    for lineno, row in read_models(path, _Row):
         yield lineno, row.model_dump(exclude_unset=True)
 
 
@@ -164,68 +161,31 @@ def _meta(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_input(
-    path: Path,
-    task_flag: str | None,
-    answer_key: str = "answer",
-    response_key: str = "gen",
-    use_cache: bool = False,
+    path: Path, task_flag: str | None, answer_key: str = "answer", response_key: str = "gen"
 ) -> InputFile:
-    """Read one generation file; the first of duplicate (problem, sample) rows is kept. With
-    `use_cache`, the rows of lines read before come from the samples cache (`sample_cache`)."""
+    """Read one generation file; the first of duplicate (problem, sample) rows is kept."""
     spec = read_spec(path)
     task = resolve_task(path, task_flag, spec)
     result = InputFile(path, task, spec_n=spec.n_samples if spec else None)
     reader = _RowReader(path, task, answer_key, response_key)
-    key = sample_cache.context_key(task, answer_key, response_key) if use_cache else None
-    cached = sample_cache.load(path, key) if key else None
-    at = cached.position if cached else sample_cache.new_position()
-    start = at.offset
-    kept: list[tuple[Sample, int]] = [] if cached is None else _restore(cached, reader)
-    seen = {(s.problem_id, s.sample_idx): lineno for s, lineno in kept}
-    repeats: list[int] = []  # lines of rows dropped as repeats
-    new_first = ""  # the first of them, described
-    for lineno, row in _rows(path, answer_key, response_key, at):
+    seen: dict[tuple[str, int], int] = {}
+    first_repeat = ""
+    for lineno, row in _rows(path, answer_key, response_key):
         sample = reader.sample(lineno, row)
         pair = (sample.problem_id, sample.sample_idx)
         if pair in seen:
-            if not repeats:
-                new_first = f"{path}:{lineno}: {pair[0]}#{pair[1]} (first: {seen[pair]})"
-            repeats.append(lineno)
+            if not result.duplicates:
+                first_repeat = f"{path}:{lineno}: {pair[0]}#{pair[1]} (first: {seen[pair]})"
+            result.duplicates += 1
             continue
         seen[pair] = lineno
-        kept.append((sample, lineno))
-    result.samples = [sample for sample, _ in kept]
+        result.samples.append(sample)
     if not result.samples:
         raise InputError(path, "no samples in the file (empty)")
-    old_repeats, first_repeat = (cached.duplicates, cached.first_repeat) if cached else (0, "")
-    result.duplicates = old_repeats + len(repeats)
     if result.duplicates:
         log.warning(
             "%s; %d repeated (problem, sample) rows, each counted once",
-            first_repeat or new_first,
+            first_repeat,
             result.duplicates,
         )
-    if key and at.offset > start:
-        whole = sum(line <= at.lines for line in repeats)  # not the unterminated last line
-        rows = [_row(sample, lineno) for sample, lineno in kept if lineno <= at.lines]
-        first = first_repeat or (new_first if whole else "")
-        sample_cache.save(path, key, at, rows, old_repeats + whole, first)
     return result
-
-
-def _row(sample: Sample, lineno: int) -> list[Any]:
-    """A sample as a samples-cache row."""
-    s = sample
-    return [s.problem_id, s.sample_idx, s.gold, s.pred, s.truncated, s.completion_tokens,
-            s.meta, lineno]  # fmt: skip
-
-
-def _restore(cached: sample_cache.Cached, reader: _RowReader) -> list[tuple[Sample, int]]:
-    """The cached samples with their lines; the reader numbers id-less rows on after them."""
-    kept = []
-    counters = reader.counters
-    for pid, idx, gold, pred, truncated, tokens, meta, lineno in cached.rows:
-        kept.append((Sample(pid, idx, gold, pred, truncated, tokens, meta), lineno))
-        if counters[pid] <= idx:
-            counters[pid] = idx + 1
-    return kept

@@ -17,7 +17,6 @@ from llmeval.verify.policy import (
     POLICY,
     choice_status,
     exact_status,
-    profile_status,
     verdict_key,
     verifier_id,
 )
@@ -67,12 +66,11 @@ class _Pending:
     tasks: dict[str, VerifyTask] = field(default_factory=dict)
     wanted_by: dict[str, list[Path]] = field(default_factory=dict)
     samples: dict[str, int] = field(default_factory=dict)
-    profiles: dict[str, str] = field(default_factory=dict)  # gold -> profile, from cache hits
 
 
 def read_all(options: EvalOptions, paths: list[Path]) -> list[InputFile]:
     """Read every input file, several at once."""
-    keys = (options.task, options.answer_key, options.response_key, options.use_cache)
+    keys = (options.task, options.answer_key, options.response_key)
     if len(paths) == 1:
         return [read_input(paths[0], *keys)]
     from concurrent.futures import ThreadPoolExecutor
@@ -91,9 +89,8 @@ def _cache_paths(options: EvalOptions, files: list[InputFile]) -> dict[Path, Pat
 
 def _likely_cold(options: EvalOptions, paths: list[Path]) -> bool:
     """Whether verification will probably be needed (no cache yet): then the verifier boots
-    while the files are read. With a cache, new samples mostly repeat known pairs or are
-    judged from gold profiles, so it boots only if something is left. A guess; never a
-    verdict."""
+    while the files are read. With a cache, new samples mostly repeat known pairs, so it
+    boots only if something is left. A guess; never a verdict."""
     if not options.use_cache:
         return True
     return any(not (options.cache or cache_path_for(path)).exists() for path in paths)
@@ -115,7 +112,6 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         file_keys, file_statuses = _judge_known(source, cache, pending, cache_of.get(source.path))
         keys.append(file_keys)
         statuses.append(file_statuses)
-    _decide_by_profile(pending, keys, statuses)
     stats.hits = len({k for ks in keys for k in ks if k and k not in pending.tasks})
     waiting = sum(pending.samples.values())
     done = {"verified": 0, "cached": sum(len(s) for s in statuses) - waiting}
@@ -130,7 +126,6 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
             pred=task.answer,
             gold=task.gold,
             detail=result.detail,
-            gold_profile=result.gold_profile,
             timeout_s=options.timeout_s if result.status == "timeout" else None,
         )
         # a crashed worker may be the machine's fault (OOM killer): remembered, not cached
@@ -192,8 +187,6 @@ def _judge_known(
         statuses.append(hit.status if hit else "")
         if hit is not None and cache_file is not None:
             cache.add(hit, [cache_file])  # a no-op unless this file's cache lacks it
-        if hit is not None and hit.gold_profile:
-            pending.profiles.setdefault(sample.gold, hit.gold_profile)
         if hit is None:
             if key not in pending.tasks:
                 pending.tasks[key] = VerifyTask(key, kind, sample.gold, sample.pred)
@@ -209,23 +202,3 @@ def _quick(kind: str, gold: str, pred: str) -> tuple[str | None, str]:
     """A pair's status when known without verifying (letters, exact rationals), else its key."""
     quick = choice_status(gold, pred) if kind == "choice" else exact_status(gold, pred)
     return quick, "" if quick is not None else verdict_key(kind, gold, pred)  # type: ignore[arg-type]
-
-
-def _decide_by_profile(
-    pending: _Pending, keys: list[list[str | None]], statuses: list[list[str]]
-) -> None:
-    """Judge pending pairs whose gold has a cached profile and whose answer is a plain
-    rational (`verify.profile_status`), so that a few new samples need no verifier."""
-    decided: dict[str, str] = {}
-    for key, task in list(pending.tasks.items()):
-        profile = pending.profiles.get(task.gold) if task.kind == "math" else None
-        status = profile_status(profile, task.answer) if profile else None
-        if status is not None:
-            decided[key] = status
-            del pending.tasks[key], pending.wanted_by[key], pending.samples[key]
-    if not decided:
-        return
-    for file_keys, file_statuses in zip(keys, statuses, strict=True):
-        for i, key in enumerate(file_keys):
-            if key in decided:
-                file_statuses[i], file_keys[i] = decided[key], None

@@ -16,8 +16,7 @@ from rich.table import Table
 
 from llmeval.errors import OutputError
 from llmeval.evaluate.inputs import InputFile
-from llmeval.files import JsonlAppender
-from llmeval.json_files import write_json_atomic
+from llmeval.files import JsonlAppender, write_json_atomic
 from llmeval.records import ScoreReport, TaskScore
 
 if TYPE_CHECKING:

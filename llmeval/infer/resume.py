@@ -14,8 +14,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from llmeval.errors import InputError, OutputError, UsageError
-from llmeval.files import read_models
-from llmeval.json_files import write_json_atomic
+from llmeval.files import read_models, write_json_atomic
 from llmeval.records import RunSpec, SampleKey
 
 log = logging.getLogger("llmeval")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from functools import lru_cache
 from importlib import metadata
@@ -99,49 +98,6 @@ def exact_status(gold: str, answer: str) -> VerdictStatus | None:
     return "correct" if gold_value == answer_value else "incorrect"
 
 
-@lru_cache(maxsize=4096)
-def gold_profile(gold: str) -> str | None:
-    """The gold's profile (`verify_shortcut.profile`): stored with its verdicts so that a later
-    eval judges new plain-rational answers against it without booting the verifier."""
-    from llmeval.verify.shortcut import profile
-
-    return profile(parse_gold(gold), looks_rational)
-
-
-_RATIONAL_CHARS = frozenset("0123456789+-/{} ")
-
-
-def looks_rational(text: str) -> bool:
-    """Whether `text` might be a rational written out (digits, signs, `/`, `\\frac{}{}`): a
-    generous test, so a gold string like that disables the gold's profile."""
-    bare = re.sub(r"\\[dt]?frac", "", text)
-    return bool(bare.strip()) and set(bare) <= _RATIONAL_CHARS
-
-
-# Stricter than the shortcut's 1e-4, so that whatever this decides the shortcut decides too.
-_PROFILE_SEPARATION = Fraction(2, 10_000)
-
-
-def profile_status(profile: str, answer: str) -> VerdictStatus | None:
-    """`incorrect` when a plain rational answer (math-verify parses it to that Rational, with
-    a string that reads as a rational: tested) is clearly apart from every value of the
-    gold's profile; None when unsure. Pure Python: no math-verify, no sympy."""
-    value = rational_value(answer)
-    if value is None:
-        return None
-    for token in profile.split(","):
-        if token in ("varies", "never"):
-            continue
-        try:
-            gold = Fraction(Decimal(token))
-        except (InvalidOperation, ValueError):
-            return None
-        scale = max(Fraction(1), abs(gold), abs(value))
-        if abs(gold - value) <= _PROFILE_SEPARATION * scale:
-            return None
-    return "incorrect"
-
-
 def choice_status(gold: str, letter: str) -> VerdictStatus:
     """A multiple-choice verdict: the single extracted letter equals the gold letter."""
     return "correct" if letter == gold.strip().strip("()").upper() else "incorrect"
@@ -154,10 +110,6 @@ def _math_verify() -> Any:
     logging.getLogger("latex2sympy2_extended").setLevel(logging.CRITICAL + 1)
     import math_verify
 
-    from llmeval.verify.shortcut import memoize_number_parsing
-
-    if _version("latex2sympy2_extended") == "1.11.0":  # the version it was tested on
-        memoize_number_parsing()
     return math_verify
 
 
@@ -201,10 +153,6 @@ def verify(*, gold: str, answer: str, kind: AnswerKind = "math") -> VerdictStatu
     if exact is not None:
         return exact
     gold_parsed, answer_parsed = parse_gold(gold), parse_answer(answer)
-    from llmeval.verify.shortcut import clearly_unequal
-
-    if clearly_unequal(gold_parsed, answer_parsed):  # skips simplify; same verdict (tested)
-        return "incorrect"
     matched = _math_verify().verify(
         gold_parsed,
         answer_parsed,

@@ -61,8 +61,7 @@ def _cap_memory(memory_bytes: int) -> None:
 
 
 def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> None:
-    """Serve tasks until the pipe closes: receive (kind, gold, answer), send (status, detail,
-    gold profile)."""
+    """Serve tasks until the pipe closes: receive (kind, gold, answer), send (status, detail)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and kills us
     _exit_when_orphaned(eval_pid)  # math-verify's own alarms are off: SIGALRM is ours
     if memory_bytes:
@@ -70,7 +69,7 @@ def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> N
     from llmeval.verify import policy as verify
 
     verify.warm_up()  # a no-op when inherited from the forkserver; keeps first deadlines fair
-    if not _send(conn, ("ready", None, None)):
+    if not _send(conn, ("ready", None)):
         return
     while True:
         try:
@@ -80,17 +79,15 @@ def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> N
         if msg is None:
             return
         kind, gold, answer = msg
-        profile = None
         try:
             status, detail = verify.verify(gold=gold, answer=answer, kind=kind), None
-            profile = verify.gold_profile(gold) if kind == "math" else None
         except MemoryError:
             status, detail = "error", "out of memory"
         except RecursionError:
             status, detail = "error", "too deeply nested"
         except Exception as exc:  # an unexpected failure is a verdict, never a crash
             status, detail = "error", f"{type(exc).__name__}"
-        if not _send(conn, (status, detail, profile)):
+        if not _send(conn, (status, detail)):
             return
 
 
@@ -172,7 +169,7 @@ class VerifyPool:
             idx = next(i for i, w in enumerate(pool) if w.conn is conn)
             worker = pool[idx]
             try:
-                status, detail, profile = worker.conn.recv()
+                status, detail = worker.conn.recv()
             except (EOFError, OSError):
                 pool[idx] = self._replace(worker, on_result, "error", WORKER_DIED)
                 continue
@@ -181,7 +178,7 @@ class VerifyPool:
             elif worker.task is not None:
                 task, worker.task = worker.task, None
                 elapsed = time.monotonic() - worker.started
-                on_result(VerifyResult(task.key, status, detail, elapsed, profile))
+                on_result(VerifyResult(task.key, status, detail, elapsed))
         now = time.monotonic()
         for idx, worker in enumerate(pool):
             if worker.task and now >= worker.started + self.timeout_s:

@@ -20,14 +20,12 @@ class VerifyTask:
 
 @dataclass(frozen=True, slots=True)
 class VerifyResult:
-    """The verdict of one task: a status, a short reason for error/timeout, the time it took,
-    and the gold's profile (`verify.gold_profile`) when the worker could make one."""
+    """The verdict of one task: a status, a short reason for error/timeout, the time it took."""
 
     key: str
     status: str
     detail: str | None
     seconds: float
-    gold_profile: str | None = None
 
 
 class ByGold:
