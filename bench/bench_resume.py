@@ -51,7 +51,7 @@ def main() -> None:
     args = parser.parse_args()
     print(machine())
     words = ["--min-words", str(args.words), "--max-words", str(args.words + 200)]
-    flags = ["--no-stream", "--http", "fast", "--timeout", "120"]
+    flags = ["--no-stream", "--timeout", "120"]
     with server(*words) as (url, pid), tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "math500.jsonl"
         before = _cpu_s(pid)

@@ -1,7 +1,7 @@
 """Fault server: `infer` (n=8 over 30 AIME problems) against the loopback server answering
 429/500/503, dropping connections before and during answers, stalling past the read timeout,
 sending malformed JSON or no choices, and closing keep-alive connections after a stream;
-both transports (httpx, the default, and `--http fast`), streamed and not.
+streamed and not.
 
     .venv/bin/python bench/stress_faults.py [--faults 429=0.05,drop_mid=0.05,...] [--n 8]
 
@@ -32,17 +32,15 @@ def main() -> int:
     blocks, ok = [], True
     modes = [True] if args.no_whole else [True, False]
     with tempfile.TemporaryDirectory() as tmp:
-        for transport in ("httpx", "fast"):
-            for stream in modes:
-                runs = []
-                for rates in ({}, faults):
-                    folder = Path(tmp) / f"{transport}{stream}{bool(rates)}"
-                    folder.mkdir()
-                    runs.append(run_once(folder, transport, stream, rates, n=args.n,
-                                         problems=args.problems))  # fmt: skip
-                clean, faulty = runs
-                ok &= all(r.samples == r.expected and not r.duplicated for r in runs)
-                blocks.append(describe(faulty, clean))
+        for stream in modes:
+            runs = []
+            for rates in ({}, faults):
+                folder = Path(tmp) / f"{stream}{bool(rates)}"
+                folder.mkdir()
+                runs.append(run_once(folder, stream, rates, n=args.n, problems=args.problems))
+            clean, faulty = runs
+            ok &= all(r.samples == r.expected and not r.duplicated for r in runs)
+            blocks.append(describe(faulty, clean))
     print(f"faults: {args.faults}; read timeout 1 s, stalls 2.5 s")
     print("\n".join(blocks))
     return 0 if ok else 1

@@ -30,12 +30,8 @@ def _body(stream: bool, seed: int = 1, max_tokens: int = 200, **extra: Any) -> b
     )  # fmt: skip
 
 
-HTTP = ["fast", "httpx"]
-
-
-def _config(urls: list[str], stream: bool, http: str = "fast", **kw: Any) -> ClientConfig:
+def _config(urls: list[str], stream: bool, **kw: Any) -> ClientConfig:
     base = dict(base_urls=urls, stream=stream, backoff_base=0.01, backoff_max=0.05, max_workers=4)
-    base["http"] = http
     base.update(kw)
     return ClientConfig(**base)
 
@@ -48,19 +44,16 @@ def _run(config: ClientConfig, *bodies: bytes) -> list[Outcome]:
     return asyncio.run(go())
 
 
-@pytest.mark.parametrize("http", HTTP)
 @pytest.mark.parametrize("stream", [True, False])
 @pytest.mark.parametrize(
     "fault",
     ["429", "408", "500", "503", "drop", "drop_mid", "malformed", "empty", "close_after"],
 )
-def test_each_fault_is_retried_and_the_reply_is_the_clean_one(
-    fault: str, stream: bool, http: str
-) -> None:
+def test_each_fault_is_retried_and_the_reply_is_the_clean_one(fault: str, stream: bool) -> None:
     with serve() as clean:
-        (want,) = _run(_config([clean.url], stream, http), _body(stream))
+        (want,) = _run(_config([clean.url], stream), _body(stream))
     with serve(schedule={0: fault}) as srv:
-        config = _config([srv.url], stream, http, max_workers=1)
+        config = _config([srv.url], stream, max_workers=1)
         got = _run(config, _body(stream), _body(stream, 2))
         assert srv.stats[f"fault {fault}"] == 1
         assert srv.stats["POST /v1/chat/completions"] == 3  # one fault, one retry, one more
@@ -68,10 +61,9 @@ def test_each_fault_is_retried_and_the_reply_is_the_clean_one(
     assert got[0].reply.finish_reason == "stop"
 
 
-@pytest.mark.parametrize("http", HTTP)
-def test_slow_response_past_the_read_timeout_is_retried(http: str) -> None:
+def test_slow_response_past_the_read_timeout_is_retried() -> None:
     with serve(schedule={0: "slow"}, slow_delay=1.0) as srv:
-        (got,) = _run(_config([srv.url], True, http, timeout=0.3), _body(True))
+        (got,) = _run(_config([srv.url], True, timeout=0.3), _body(True))
         assert srv.stats["fault slow"] == 1 and got.reply.finish_reason == "stop"
 
 
@@ -95,17 +87,16 @@ def test_context_length_is_its_own_error_and_not_retried() -> None:
         assert srv.stats["POST /v1/chat/completions"] == 2
 
 
-@pytest.mark.parametrize("http", HTTP)
-def test_other_4xx_fails_at_once_and_auth_and_model_are_fatal(http: str) -> None:
+def test_other_4xx_fails_at_once_and_auth_and_model_are_fatal() -> None:
     with serve(api_key="k-123") as srv:
         bad = json.dumps({"model": "test-model"}).encode()  # no messages: a 400
         with pytest.raises(RequestRejected, match="HTTP 400: body must be JSON"):
-            _run(_config([srv.url], False, http, api_key="k-123"), bad)
+            _run(_config([srv.url], False, api_key="k-123"), bad)
         with pytest.raises(FatalServerError, match="HTTP 401"):
-            _run(_config([srv.url], True, http, api_key="wrong"), _body(True))
+            _run(_config([srv.url], True, api_key="wrong"), _body(True))
         wrong = build_body("nope", MSG, max_tokens=5, seed=1, stream=False, sampling={})
         with pytest.raises(FatalServerError, match="The model `nope` does not exist"):
-            _run(_config([srv.url], False, http, api_key="k-123"), wrong)
+            _run(_config([srv.url], False, api_key="k-123"), wrong)
         assert srv.stats["POST /v1/chat/completions"] == 3
         assert srv.server.auth_seen == {"Bearer k-123", "Bearer wrong"}
 
@@ -139,14 +130,11 @@ def test_a_server_gone_for_good_stops_the_run() -> None:
         _run(_config([url], True, max_retries=2), _body(True))
 
 
-@pytest.mark.parametrize("http", HTTP)
-def test_a_trickling_stream_is_cut_at_the_deadline_the_read_timeout_never_trips(
-    http: str,
-) -> None:
+def test_a_trickling_stream_is_cut_at_the_deadline_the_read_timeout_never_trips() -> None:
     with serve(token_rate=40) as srv:  # a byte every 50 ms; 200 tokens take ~5 s
-        config = _config([srv.url], True, http, timeout=0.3, deadline=0.6, max_retries=1)
+        config = _config([srv.url], True, timeout=0.3, deadline=0.6, max_retries=1)
         with pytest.raises(ChatFailure, match=r"gave up after 2 .*within the 0.6 s deadline"):
             _run(config, _body(True))
         assert srv.stats["POST /v1/chat/completions"] == 2
-        (got,) = _run(_config([srv.url], True, http, deadline=30.0), _body(True, max_tokens=8))
+        (got,) = _run(_config([srv.url], True, deadline=30.0), _body(True, max_tokens=8))
         assert got.reply.finish_reason == "length"

@@ -43,18 +43,10 @@ def test_the_cpu_clock_counts_this_process_working_not_sleeping() -> None:
 
 
 @pytest.mark.parametrize(
-    ("http", "stream", "cure"),
-    [
-        ("httpx", True, "`--http fast` parses streamed answers"),
-        ("httpx", False, "`--http fast` needs about half the CPU"),
-        ("fast", True, "`--no-stream`"),
-        ("fast", False, "several llmeval processes"),
-    ],
+    ("stream", "cure"), [(True, "`--no-stream`"), (False, "several llmeval processes")]
 )
-def test_a_client_busy_all_run_is_told_what_would_relieve_it(
-    http: str, stream: bool, cure: str
-) -> None:
-    hint = client_bound_hint(57.0, 60.0, http, stream)
+def test_a_client_busy_all_run_is_told_what_would_relieve_it(stream: bool, cure: str) -> None:
+    hint = client_bound_hint(57.0, 60.0, stream)
     assert hint is not None
     assert "95% of a CPU core over this 60 s run" in hint
     assert cure in hint
@@ -65,7 +57,7 @@ def test_a_client_busy_all_run_is_told_what_would_relieve_it(
     [(50.0, 60.0), (9.5, 9.9), (0.0, 0.0)],  # busy 83%; a short run; nothing ran
 )
 def test_no_hint_for_a_client_with_room_or_a_short_run(cpu_s: float, wall_s: float) -> None:
-    assert client_bound_hint(cpu_s, wall_s, "httpx", True) is None
+    assert client_bound_hint(cpu_s, wall_s, True) is None
 
 
 def test_the_summary_ends_with_the_hint(
@@ -74,6 +66,6 @@ def test_the_summary_ends_with_the_hint(
     tally = Tally(total=10)
     tally.written = 10
     with caplog.at_level(logging.WARNING, logger="llmeval"):
-        summarize(tally, tmp_path / "out.jsonl", 60.0, client_bound_hint(59, 60, "fast", True))
+        summarize(tally, tmp_path / "out.jsonl", 60.0, client_bound_hint(59, 60, True))
     assert "wrote 10 of 10 samples" in capsys.readouterr().out
     assert [r.getMessage() for r in caplog.records][-1].startswith("llmeval used 98% of a CPU")

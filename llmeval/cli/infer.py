@@ -63,9 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--answer-key", "--answer_key", "--label_key", dest="answer_key", default="answer")
     add("--id-key", "--id_key", dest="id_key", help="key of the id (default: id, else doc_id)")
     add("--response_key", dest="response_key", help="upstream: also write the text under this key")
-    add("--http", choices=["httpx", "fast"], default="httpx",
-        help="HTTP transport: httpx (default), or llmeval's lean HTTP/1.1 client for "
-             "plain-http endpoints at >1,000 samples/s")  # fmt: skip
+    add("--http", help=argparse.SUPPRESS)  # removed: one HTTP stack; a clear error below
     add("--force", action="store_true", help="resume even though parameters changed")
     add("--progress", choices=["auto", "bar", "plain"], default="auto")
     add("--progress-interval", type=float, default=5.0, help="seconds between plain lines")
@@ -83,6 +81,10 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
     from llmeval.infer.problems import InputKeys
     from llmeval.infer.run import InferOptions
 
+    if args.http is not None:
+        raise UsageError(
+            "--http was removed: llmeval has one HTTP stack (httpx on aiohttp); drop the flag"
+        )
     _positive("--n-samples", args.n_samples)
     _positive("--max-workers", args.max_workers)
     _positive("--max-tokens", args.max_tokens)
@@ -149,7 +151,6 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         keys=InputKeys(question=args.question_key, answer=args.answer_key, id=args.id_key),
         task=task.name if task else None,
         force=args.force,
-        http=args.http,
         response_key=args.response_key,
         progress={"auto": None, "bar": True, "plain": False}[args.progress],
         progress_interval=args.progress_interval,

@@ -6,9 +6,7 @@ Endpoints are chosen least-loaded; one that keeps failing is set aside for a whi
 from __future__ import annotations
 
 import time
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from llmeval.client.protocol import error_message, is_context_error
@@ -55,7 +53,6 @@ class ClientConfig:
     backoff_base: float = 1.0
     backoff_max: float = 60.0
     max_workers: int = 64
-    http: Literal["fast", "httpx"] = "httpx"
 
 
 def normalize_base_url(url: str) -> str:
@@ -76,23 +73,12 @@ def display_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
-class Sender(Protocol):
-    """A transport to one server: `async with sender.open("POST", "chat", body) as resp`."""
-
-    def open(
-        self, method: str, which: str, body: bytes = b""
-    ) -> AbstractAsyncContextManager[Any]: ...
-
-    async def aclose(self) -> None: ...
-
-
 class Endpoint:
-    """One server: its sender, load and failure state."""
+    """One server: its URL, load and failure state."""
 
-    def __init__(self, url: str, sender: Sender) -> None:
+    def __init__(self, url: str) -> None:
         self.url = url
         self.label = display_url(url)
-        self.sender = sender
         self.in_flight = 0
         self.failures = 0
         self.down_until = 0.0

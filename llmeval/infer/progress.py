@@ -71,19 +71,13 @@ BOUND_SHARE = 0.9
 BOUND_MIN_S = 10.0
 
 
-def client_bound_hint(cpu_s: float, wall_s: float, http: str, stream: bool) -> str | None:
+def client_bound_hint(cpu_s: float, wall_s: float, stream: bool) -> str | None:
     """A warning when the run kept llmeval's one process (asyncio: one core) nearly always
     busy, so the client rather than the server may have limited the rate; None otherwise."""
     share = cpu_share(cpu_s, wall_s)
     if wall_s < BOUND_MIN_S or share < BOUND_SHARE:
         return None
-    if http == "httpx":
-        cure = (
-            "`--http fast` parses streamed answers at about 3x the rate"
-            if stream
-            else "`--http fast` needs about half the CPU per sample"
-        )
-    elif stream:
+    if stream:
         cure = "`--no-stream` costs far less CPU per sample than parsing every token"
     else:
         cure = "split the input across several llmeval processes, one output file each"

@@ -87,7 +87,6 @@ class InferOptions:
     keys: InputKeys = field(default_factory=InputKeys)
     task: str | None = None
     force: bool = False
-    http: str = "fast"  # transport: "fast" (llmeval.client.http1) or "httpx"
     response_key: str | None = None
     progress: bool | None = None  # None: a bar on a terminal, plain lines otherwise
     progress_interval: float = 5.0
@@ -184,7 +183,6 @@ async def _run(
         backoff_base=opts.retry_delay,
         backoff_max=opts.retry_max_delay,
         max_workers=opts.max_workers,
-        http="httpx" if opts.http == "httpx" else "fast",
     )
     async with ChatClient(config) as client:
         model = await _resolve_model(client, opts.model)
@@ -240,7 +238,7 @@ async def _run(
             shown.cancel()
             await asyncio.gather(shown, return_exceptions=True)
         seconds = elapsed()
-        hint = client_bound_hint(cpu(), seconds, opts.http, opts.stream)
+        hint = client_bound_hint(cpu(), seconds, opts.stream)
         summarize(tally, output, seconds, hint)
     if tally.fatal:
         raise ServerError(tally.fatal)

@@ -31,7 +31,6 @@ STALL = 2.5  # how long a "slow" fault stalls before answering
 class FaultRun:
     """Figures of one infer run."""
 
-    transport: str
     stream: bool
     faulty: bool
     exit_code: int = 0
@@ -49,20 +48,20 @@ class FaultRun:
 
 
 def run_once(
-    workdir: Path, transport: str, stream: bool, faults: dict[str, float], *,
+    workdir: Path, stream: bool, faults: dict[str, float], *,
     n: int = 8, problems: int = 30, workers: int = 16, latency: float = 0.05, seed: int = 0,
 ) -> FaultRun:  # fmt: skip
     """One infer run to completion (retries allowed to finish) against a fresh server."""
     inp = problems_file(workdir / "aime24.jsonl", problems)
-    tag = f"{transport}-{'stream' if stream else 'whole'}-{'faults' if faults else 'clean'}"
+    tag = f"{'stream' if stream else 'whole'}-{'faults' if faults else 'clean'}"
     out = workdir / f"{tag}.jsonl"
-    run = FaultRun(transport, stream, bool(faults), expected=n * problems)
+    run = FaultRun(stream, bool(faults), expected=n * problems)
     schedule = dict(enumerate(faults))  # every kind at least once, then by rate
     options = {"latency": latency, "slow_delay": STALL, "fault_seed": seed}
     with serve(faults=faults, schedule=schedule, **options) as srv:
         argv = [sys.executable, "-m", "llmeval", "-q", "infer", "--input", str(inp),
                 "--output", str(out), "--base-url", srv.url, "--n-samples", str(n),
-                "--max-workers", str(workers), "--http", transport,
+                "--max-workers", str(workers),
                 "--stream" if stream else "--no-stream", "--timeout", str(READ_TIMEOUT),
                 "--max-retries", "30", "--retry-delay", "0.05", "--retry-max-delay", "0.5",
                 "--progress", "plain", "--progress-interval", "600"]  # fmt: skip
@@ -93,7 +92,7 @@ def describe(faulty: FaultRun, clean: FaultRun) -> str:
     injected = sum(v for k, v in faulty.faults.items() if k != "close_after")
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(faulty.faults.items()))
     return "\n".join([
-        f"{faulty.transport} {mode}: {faulty.samples}/{faulty.expected} samples "
+        f"{mode}: {faulty.samples}/{faulty.expected} samples "
         f"({100 * faulty.samples / faulty.expected:.0f}%), exit {faulty.exit_code}, "
         f"duplicated {faulty.duplicated}",
         f"  requests {faulty.requests}, faults injected {injected} ({kinds})",

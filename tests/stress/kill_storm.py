@@ -158,8 +158,8 @@ def infer_storm(
     workdir: Path, kills: int = 50, n: int = 8, problems: int = 30, seed: int = 0,
     workers: int = 4, latency: float = 0.1, jitter: float = 0.5,
 ) -> Storm:  # fmt: skip
-    """Kill `infer` (n samples of `problems` problems) `kills` times; restarts alternate the
-    httpx and fast transports."""
+    """Kill `infer` (n samples of `problems` problems) `kills` times; restarts alternate
+    streamed and whole answers."""
     rng = random.Random(seed)
     inp = problems_file(workdir / "aime24.jsonl", problems)
     out = workdir / "storm.jsonl"
@@ -169,7 +169,7 @@ def infer_storm(
                 "--max-workers", str(workers), "--retry-delay", "0.05", "--progress", "plain",
                 "--progress-interval", "60"]  # fmt: skip
         storm = _storm(argv, out, ("problem_id", "sample_idx"), kills, rng, (0.2, 2.0), "infer",
-                       problems * n, 0.3, (("--http", "httpx"), ("--http", "fast")))  # fmt: skip
+                       problems * n, 0.3, (("--stream",), ("--no-stream",)))  # fmt: skip
     storm.expected = problems * n
     return storm
 
