@@ -210,6 +210,10 @@ class TaskScore(_Record):
     n_error: int = 0
     n_truncated: int = 0
     n_duplicates: int = 0
+    n_ungraded: int = 0  # problems without a gold answer: left out of every figure
+    n_gold_unparsed: int = 0  # problems whose gold the verifier cannot read (text compared)
+    # accuracy under each verification policy ("strict", "lenient"); `accuracy` is the chosen's
+    policies: dict[str, float | None] = Field(default_factory=dict)
     truncation_rate: float | None = None
     mean_completion_tokens: float | None = None
     complete: bool

@@ -166,9 +166,25 @@ def test_broken_line_names_file_and_line(
     path.write_text("\n".join([lines[0], '{"problem_id": "aime24/1", broken', *lines[1:]]) + "\n")
     assert main(["eval", str(path), "--no-progress"]) == 2
     assert "aime24_x.jsonl:2: not valid JSON" in capsys.readouterr().err
-    path.write_text("\n".join([lines[0], json.dumps({"prompt": "p", "gen": "x"})]) + "\n")
+    path.write_text(json.dumps({"prompt": "p", "gen": "x"}) + "\n")
     assert main(["eval", str(path), "--no-progress"]) == 2
-    assert "aime24_x.jsonl:2: no 'answer' field" in capsys.readouterr().err
+    assert "aime24_x.jsonl: no row has a gold answer ('answer')" in capsys.readouterr().err
+
+
+def test_problems_without_a_gold_are_ungraded_and_the_rest_scored(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    rows = hand_rows()
+    for row in rows[:4]:  # aime24/1: an empty gold on some rows, none on the others
+        row["answer"] = ""
+    del rows[0]["answer"]
+    path = write_jsonl(tmp_path / "aime24_u.jsonl", rows)
+    with caplog.at_level(logging.WARNING, logger="llmeval"):
+        code, result = run_eval(tmp_path, str(path))
+    (task,) = result["tasks"]
+    assert code == 0 and (task["n_ungraded"], task["n_problems"]) == (1, 2)
+    assert task["accuracy"] == pytest.approx(0.75 / 2)  # p2 0.5, p3 0.25
+    assert "1 problems have no gold answer and are not graded: aime24/1" in caplog.text
 
 
 def test_torn_last_line_is_skipped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

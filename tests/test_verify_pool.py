@@ -92,7 +92,7 @@ def test_python_payloads_are_never_executed(tmp_path: Path) -> None:
     answers = [extract_math(p) for p in _payloads(target)]
     assert answers[-1] is None  # no box: never reaches the verifier at all
     for answer in filter(None, answers):
-        assert verify(gold="42", answer=answer) == "incorrect"
+        assert verify(gold="42", answer=answer)[0] == "incorrect"
     tasks = [_task(str(i), "42", a) for i, a in enumerate(filter(None, answers))]
     results, _ = _run(tasks, workers=2, timeout_s=10)
     assert {r.status for r in results} == {"incorrect"}

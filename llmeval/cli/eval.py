@@ -19,55 +19,37 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Verify the final answer of every sample in generation files (files, "
         "folders or globs) and print per-task scores. Verdicts are cached beside each file.",
     )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="generation files, folders, globs")
-    parser.add_argument(
-        "--input_path", dest="input_path", action="append", default=[], help=argparse.SUPPRESS
-    )
-    parser.add_argument(
-        "--task",
-        "--task_name",
-        dest="task",
-        help="task of every file (aime24, math_opensource/aime24, ...); default: the run spec "
-        "beside the file, else its name",
-    )
-    parser.add_argument(
-        "--cache", "--cache_path", dest="cache", type=Path, help="one verdict cache file for all"
-    )
-    parser.add_argument("--no-cache", action="store_true", help="neither read nor write verdicts")
-    parser.add_argument(
-        "--workers",
-        "--max_workers",
-        dest="workers",
-        type=int,
-        default=default_workers(),
-        help="verifier processes (default: all cores)",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT_S,
-        help="hard deadline per verification in seconds (default %(default)s)",
-    )
-    parser.add_argument(
-        "--memory-mb",
-        type=int,
-        default=DEFAULT_MEMORY_MB,
-        help="address-space cap per verifier process (default %(default)s; 0: none)",
-    )
-    parser.add_argument(
-        "--result-json",
-        "--result_path",
-        dest="result_json",
-        type=Path,
-        help="write the JSON result",
-    )
-    parser.add_argument(
-        "--export-verdicts", type=Path, help="write one JSON line per sample with its verdict"
-    )
-    parser.add_argument("--answer-key", default="answer", help="field of the gold answer")
-    parser.add_argument("--response-key", default="gen", help="field of the model output")
-    parser.add_argument("--no-progress", action="store_true", help="no progress display")
+    add = parser.add_argument
+    add("paths", nargs="*", metavar="PATH", help="generation files, folders, globs")
+    add("--input_path", dest="input_path", action="append", default=[], help=argparse.SUPPRESS)
+    add("--result-json", "--result_path", dest="result_json", type=Path,
+        help="write the JSON result")  # fmt: skip
+    add("--export-verdicts", type=Path, help="write one JSON line per sample with its verdict")
+    add_judging_options(parser)
     parser.set_defaults(func=run)
+
+
+def add_judging_options(parser: argparse.ArgumentParser) -> None:
+    """The options of judging, shared by `eval` and `report`."""
+    add = parser.add_argument
+    add("--task", "--task_name", dest="task",
+        help="task of every file (aime24, math_opensource/aime24, ...); default: the run spec "
+        "beside the file, else its name")  # fmt: skip
+    add("--cache", "--cache_path", dest="cache", type=Path, help="one verdict cache file for all")
+    add("--no-cache", action="store_true", help="neither read nor write verdicts")
+    add("--workers", "--max_workers", dest="workers", type=int, default=default_workers(),
+        help="verifier processes (default: all cores)")  # fmt: skip
+    add("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+        help="hard deadline per verification in seconds (default %(default)s)")  # fmt: skip
+    add("--memory-mb", type=int, default=DEFAULT_MEMORY_MB,
+        help="address-space cap per verifier process (default %(default)s; 0: none)")  # fmt: skip
+    add("--policy", choices=["strict", "lenient"], default="strict",
+        help="whose accuracy is `accuracy`: strict (boxed answers only; the default) or "
+        "lenient (also 'the answer is X' in finished unboxed outputs, decimal "
+        "approximations); the table and JSON show both")  # fmt: skip
+    add("--answer-key", default="answer", help="field of the gold answer")
+    add("--response-key", default="gen", help="field of the model output")
+    add("--no-progress", action="store_true", help="no progress display")
 
 
 def options_from_args(args: argparse.Namespace) -> EvalOptions:
@@ -91,6 +73,7 @@ def options_from_args(args: argparse.Namespace) -> EvalOptions:
         memory_mb=args.memory_mb or None,
         answer_key=args.answer_key,
         response_key=args.response_key,
+        policy=args.policy,
     )
 
 

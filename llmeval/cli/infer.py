@@ -97,19 +97,6 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
     urls = args.base_url or [os.environ.get("LLMEVAL_BASE_URL") or DEFAULT_BASE_URL]
     for url in urls:
         normalize_base_url(url)
-    extra: dict = {}
-    if args.extra_body:
-        try:
-            extra = json.loads(args.extra_body)
-        except ValueError as exc:
-            raise UsageError(f"--extra-body is not valid JSON: {exc}") from None
-        if not isinstance(extra, dict):
-            raise UsageError("--extra-body must be a JSON object")
-    if args.enable_thinking:
-        kwargs = dict(extra.get("chat_template_kwargs") or {})
-        kwargs["enable_thinking"] = True
-        extra["chat_template_kwargs"] = kwargs
-    system = args.system_prompt
     if args.system_prompt_type not in (None, "empty", "none"):
         raise UsageError(
             f"--system_prompt_type {args.system_prompt_type!r} is not known here; "
@@ -118,43 +105,47 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
     task = get_task(args.task) if args.task else task_from_filename(args.input)
     if args.task and task is None:
         raise UsageError(f"unknown --task {args.task!r}")
-    template = args.prompt_template
-    if template and template.startswith("@"):
-        try:
-            template = Path(template[1:]).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--prompt-template {template}: {exc.strerror}") from None
-    template = template or (task.template if task else MATH_TEMPLATE)
+    same = ("input", "output", "model", "n_samples", "max_workers", "temperature", "top_p",
+            "top_k", "min_p", "max_tokens", "seed", "timeout", "deadline", "max_retries",
+            "retry_delay", "retry_max_delay", "stream", "force", "response_key",
+            "progress_interval")  # fmt: skip
     return InferOptions(
-        input=args.input,
-        output=args.output,
+        **{name: getattr(args, name) for name in same},
         base_urls=urls,
-        model=args.model,
-        n_samples=args.n_samples,
-        max_workers=args.max_workers,
-        temperature=args.temperature,
-        top_p=args.top_p,
-        top_k=args.top_k,
-        min_p=args.min_p,
-        max_tokens=args.max_tokens,
-        seed=args.seed,
-        timeout=args.timeout,
-        deadline=args.deadline,
-        max_retries=args.max_retries,
-        retry_delay=args.retry_delay,
-        retry_max_delay=args.retry_max_delay,
-        system_prompt=system or None,
-        template=template,
-        extra_body=extra,
+        system_prompt=args.system_prompt or None,
+        template=_template(args.prompt_template) or (task.template if task else MATH_TEMPLATE),
+        extra_body=_extra_body(args.extra_body, args.enable_thinking),
         api_key=args.api_key or os.environ.get("OPENAI_API_KEY") or None,
-        stream=args.stream,
         keys=InputKeys(question=args.question_key, answer=args.answer_key, id=args.id_key),
         task=task.name if task else None,
-        force=args.force,
-        response_key=args.response_key,
         progress={"auto": None, "bar": True, "plain": False}[args.progress],
-        progress_interval=args.progress_interval,
     )
+
+
+def _template(flag: str | None) -> str | None:
+    """`--prompt-template`: the text, or the file it names with `@FILE`."""
+    if flag and flag.startswith("@"):
+        try:
+            return Path(flag[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--prompt-template {flag}: {exc.strerror}") from None
+    return flag
+
+
+def _extra_body(flag: str | None, enable_thinking: bool) -> dict:
+    """`--extra-body` as a JSON object, with `--enable-thinking`'s template argument."""
+    extra: dict = {}
+    if flag:
+        try:
+            extra = json.loads(flag)
+        except ValueError as exc:
+            raise UsageError(f"--extra-body is not valid JSON: {exc}") from None
+        if not isinstance(extra, dict):
+            raise UsageError("--extra-body must be a JSON object")
+    if enable_thinking:
+        extra["chat_template_kwargs"] = {**(extra.get("chat_template_kwargs") or {})}
+        extra["chat_template_kwargs"]["enable_thinking"] = True
+    return extra
 
 
 def run(args: argparse.Namespace) -> int:

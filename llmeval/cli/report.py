@@ -7,16 +7,15 @@ import logging
 import os
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from llmeval import __version__
-from llmeval.cli.eval import options_from_args
+from llmeval.cli.eval import add_judging_options, options_from_args
 from llmeval.errors import OutputError, UsageError
-from llmeval.evaluate.run import DEFAULT_TIMEOUT_S, EvalResult, run_eval
+from llmeval.evaluate.run import EvalResult, run_eval
 from llmeval.evaluate.table import EvalProgress
-from llmeval.verify.pool import DEFAULT_MEMORY_MB, default_workers
 
 if TYPE_CHECKING:  # the HTML side loads when `report` runs, not for every command
     from llmeval.report.data import Run
@@ -40,21 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--label", help="name of the run in the report (default: its model)")
     parser.add_argument("--baseline-label", help="name of the baseline (default: its model)")
-    parser.add_argument("--task", "--task_name", dest="task", help="task of every file")
-    parser.add_argument("--cache", type=Path, help="one verdict cache file for all")
-    parser.add_argument("--no-cache", action="store_true", help="neither read nor write verdicts")
-    parser.add_argument("--workers", type=int, default=default_workers(), help="verifier processes")
-    parser.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per verification"
-    )
-    parser.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB, help=argparse.SUPPRESS)
-    parser.add_argument("--answer-key", default="answer", help="field of the gold answer")
-    parser.add_argument("--response-key", default="gen", help="field of the model output")
+    add_judging_options(parser)
     parser.add_argument(
         "--no-compress", action="store_true",
         help="embed texts as plain JSON (bigger file) instead of gzip+base64",
     )  # fmt: skip
-    parser.add_argument("--no-progress", action="store_true", help="no progress display")
     parser.set_defaults(func=run, input_path=[])
 
 
@@ -72,7 +61,7 @@ def _meta(run: Run, result: EvalResult, baseline: Run | None) -> dict[str, str]:
     meta = {
         "model": run.label,
         "files": ", ".join(str(f.path) for f in result.files),
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "llmeval": result.report.llmeval_version or __version__,
         "verifier": result.report.verifier,
         "verdicts": f"{result.report.cache.hits} cached, {result.report.cache.new} verified now",

@@ -165,7 +165,7 @@ class ChatClient:
             return await self._once(ep, body, start)
         try:
             return await asyncio.wait_for(self._once(ep, body, start), deadline)
-        except asyncio.TimeoutError:  # TimeoutError from 3.11 on
+        except TimeoutError:  # TimeoutError from 3.11 on
             raise Transient(f"no whole answer within the {deadline:g} s deadline") from None
 
     async def _once(self, ep: Endpoint, body: bytes, start: float) -> Reply:

@@ -121,6 +121,47 @@ def extract_math(
     return None if content is None else clean_math_answer(content)
 
 
+# Final-answer anchors of unboxed outputs (the lenient policy); possessive runs: linear time.
+_ANCHOR = re.compile(
+    r"(?i:the\s++final\s++answer\s++is|the\s++answer\s++is|final\s++answer\s*+:|answer\s*+:)"
+    r"|####"
+)
+_BOLD_END = re.compile(r"\*\*\s*+\$?\s*+(-?\d[\d,]*+(?:\.\d++)?)\s*+\$?\s*+\*\*[\s.]*+$")
+_MATH_SPAN = re.compile(r"\$\$?([^$]{1,1000})\$|\\\(([^\n]{1,1000}?)\\\)")
+_SENTENCE_END = re.compile(r"(?<!\d)\.(?!\d)|\s(?:because|since|which|so|as)\s")
+
+
+def extract_anchored(
+    gen: str, reasoning: str | None = None, starts_in_think: bool = False
+) -> str | None:
+    """The answer of a finished output with no box (the lenient policy): what follows the last
+    "the (final) answer is", "Final Answer:", "Answer:" or "####" (a math span, else the rest
+    of the line up to the sentence's end), or a bold number ending the output. Never the last
+    number of the text. The caller passes only outputs that were not cut off."""
+    text = response_text(gen, reasoning, starts_in_think)
+    if not text:
+        return None
+    last = None
+    for last in _ANCHOR.finditer(text):
+        pass
+    tail = text[-200:]
+    bold = _BOLD_END.search(tail)
+    if bold and (last is None or len(text) - len(tail) + bold.start() >= last.end()):
+        return bold.group(1).replace(",", "")
+    if last is None:
+        return None
+    rest = text[last.end() :].lstrip(" \t:*")
+    line = rest if rest.startswith("$$") else rest.split("\n", 1)[0]
+    span = _MATH_SPAN.match(line[:2000])
+    if span:
+        answer = span.group(1) or span.group(2)
+    else:
+        cut = _SENTENCE_END.search(line[:2000])
+        answer = line[: cut.start()] if cut else line[:2000]
+    answer = clean_math_answer(answer.strip().strip("*")) or ""
+    return answer if 0 < len(answer) <= 1000 else None
+
+
 def _letters(text: str) -> list[str]:
     """Distinct standalone letters A-D in `text`, in order of first appearance."""
     plain = _TEXT_WRAPPER.sub(r"\1", text)

@@ -17,7 +17,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from llmeval.errors import InputError
-from llmeval.evaluate.extract import THINK_OPEN, extract_choice, extract_math, is_truncated
+from llmeval.evaluate.extract import (
+    THINK_OPEN,
+    extract_anchored,
+    extract_choice,
+    extract_math,
+    is_truncated,
+)
 from llmeval.evaluate.files import META_FIELDS, problem_meta, read_spec, resolve_task
 from llmeval.files import read_dicts, read_models
 from llmeval.tasks import Task
@@ -31,11 +37,12 @@ class Sample:
 
     problem_id: str
     sample_idx: int
-    gold: str
-    pred: str | None
+    gold: str  # "" when the row has none: the sample is not graded
+    pred: str | None  # the final boxed answer (letter for choice tasks)
     truncated: bool
     completion_tokens: int | None
     meta: dict[str, Any]
+    anchored: str | None = None  # no box: the answer after a final-answer anchor (lenient)
 
 
 @dataclass
@@ -70,12 +77,10 @@ class _RowReader:
         self.data_meta: dict[str, dict[str, Any]] = {}
 
     def sample(self, lineno: int, row: dict[str, Any]) -> Sample:
-        for key in (self.answer_key, self.response_key):
-            if key not in row:
-                raise InputError(self.path, f"no {key!r} field", line=lineno)
-        gold = _text(row[self.answer_key], self.answer_key, self.path, lineno)
-        if not gold.strip():
-            raise InputError(self.path, f"empty {self.answer_key!r} (the gold answer)", line=lineno)
+        if self.response_key not in row:  # (a missing gold: the sample is not graded)
+            raise InputError(self.path, f"no {self.response_key!r} field", line=lineno)
+        gold = row.get(self.answer_key)
+        gold = "" if gold is None else _text(gold, self.answer_key, self.path, lineno).strip()
         gen = row[self.response_key]
         gen = "" if gen is None else _text(gen, self.response_key, self.path, lineno)
         problem_id, sample_idx = self._ids(row, lineno)
@@ -85,14 +90,21 @@ class _RowReader:
         extract = extract_choice if self.task.kind == "choice" else extract_math
         usage = row.get("usage")
         tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+        reasoning = reasoning if isinstance(reasoning, str) else None
+        truncated = is_truncated(row.get("finish_reason"))
+        pred = extract(gen, reasoning, starts_in_think)
+        anchored = None
+        if pred is None and self.task.kind == "math" and not truncated:
+            anchored = extract_anchored(gen, reasoning, starts_in_think)
         return Sample(
             problem_id=problem_id,
             sample_idx=sample_idx,
             gold=gold,
-            pred=extract(gen, reasoning if isinstance(reasoning, str) else None, starts_in_think),
-            truncated=is_truncated(row.get("finish_reason")),
+            pred=pred,
+            truncated=truncated,
             completion_tokens=tokens if isinstance(tokens, int) else None,
             meta=self._meta(problem_id, row),
+            anchored=anchored,
         )
 
     def _meta(self, problem_id: str, row: dict[str, Any]) -> dict[str, Any]:
@@ -182,6 +194,8 @@ def read_input(
         result.samples.append(sample)
     if not result.samples:
         raise InputError(path, "no samples in the file (empty)")
+    if not any(s.gold for s in result.samples):
+        raise InputError(path, f"no row has a gold answer ({answer_key!r})")
     if result.duplicates:
         log.warning(
             "%s; %d repeated (problem, sample) rows, each counted once",

@@ -1,38 +1,36 @@
-"""The `eval` stage: read generation files, judge each sample (cache first, then the worker
-pool for the distinct misses), and fold the verdicts into per-task scores."""
+"""The `eval` stage: read generation files, judge each sample under both policies (cache first,
+then the worker pool for the distinct misses), and fold the verdicts into per-task scores."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from llmeval import __version__
 from llmeval.evaluate.files import discover
-from llmeval.evaluate.inputs import InputFile, read_input
+from llmeval.evaluate.inputs import InputFile, Sample, read_input
 from llmeval.evaluate.scoring import task_score
 from llmeval.records import CacheStats, ScoreReport, Verdict
 from llmeval.verify.cache import VerdictCache, cache_path_for
 from llmeval.verify.policy import (
-    POLICY,
-    choice_status,
-    exact_status,
+    GOLD_UNPARSED,
+    POLICIES,
+    Policy,
+    quick_status,
     verdict_key,
     verifier_id,
 )
-from llmeval.verify.pool import (
-    DEFAULT_MEMORY_MB,
-    WORKER_DIED,
-    VerifyPool,
-    VerifyResult,
-    VerifyTask,
-    prestart,
-)
+from llmeval.verify.pool import DEFAULT_MEMORY_MB, WORKER_DIED, VerifyPool, prestart
+from llmeval.verify.queue import VerifyResult, VerifyTask
 
+log = logging.getLogger("llmeval")
 # progress(verified, cached, remaining): samples judged by verifying now, judged without
 # verifying (cache, no answer, letters), and still waiting.
 ProgressFn = Callable[[int, int, int], None]
 DEFAULT_TIMEOUT_S = 20.0
+Pair = tuple[str, str, str]  # (answer kind, gold, extracted answer)
 
 
 @dataclass(frozen=True)
@@ -48,11 +46,13 @@ class EvalOptions:
     memory_mb: int | None = DEFAULT_MEMORY_MB
     answer_key: str = "answer"
     response_key: str = "gen"
+    policy: Policy = "strict"
 
 
 @dataclass
 class EvalResult:
-    """The files read, each sample's status (parallel to `files[i].samples`), the scores."""
+    """The files read, each sample's status under the chosen policy (parallel to
+    `files[i].samples`), and the scores."""
 
     files: list[InputFile]
     statuses: list[list[str]]
@@ -60,12 +60,22 @@ class EvalResult:
 
 
 @dataclass
-class _Pending:
-    """Distinct pairs to verify, the cache files wanting each, and samples waiting on each."""
+class _Judging:
+    """Verdicts known so far per distinct pair and policy, and the pairs left to verify with
+    the cache files wanting them and the samples waiting on them."""
 
-    tasks: dict[str, VerifyTask] = field(default_factory=dict)
-    wanted_by: dict[str, list[Path]] = field(default_factory=dict)
-    samples: dict[str, int] = field(default_factory=dict)
+    known: dict[Pair, dict[str, Verdict]] = field(default_factory=dict)
+    tasks: dict[Pair, VerifyTask] = field(default_factory=dict)
+    wanted_by: dict[Pair, list[Path]] = field(default_factory=dict)
+    waiting: dict[Pair, int] = field(default_factory=dict)
+    hits: int = 0
+
+
+def answer_for(sample: Sample, policy: Policy) -> str | None:
+    """The answer a policy judges: the boxed one; under lenient, else the anchored one."""
+    if sample.pred is None and policy == "lenient":
+        return sample.anchored
+    return sample.pred
 
 
 def read_all(options: EvalOptions, paths: list[Path]) -> list[InputFile]:
@@ -76,129 +86,165 @@ def read_all(options: EvalOptions, paths: list[Path]) -> list[InputFile]:
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=min(4, len(paths))) as pool:
-        reads = [pool.submit(read_input, p, *keys) for p in paths]
-        return [r.result() for r in reads]
+        return list(pool.map(lambda p: read_input(p, *keys), paths))
 
 
-def _cache_paths(options: EvalOptions, files: list[InputFile]) -> dict[Path, Path]:
-    """The cache file of each input file (one shared file with --cache)."""
+def _cache_file(options: EvalOptions, path: Path) -> Path | None:
     if not options.use_cache:
-        return {}
-    return {f.path: options.cache or cache_path_for(f.path) for f in files}
+        return None
+    return options.cache or cache_path_for(path)
 
 
-def _likely_cold(options: EvalOptions, paths: list[Path]) -> bool:
-    """Whether verification will probably be needed (no cache yet): then the verifier boots
-    while the files are read. With a cache, new samples mostly repeat known pairs, so it
-    boots only if something is left. A guess; never a verdict."""
-    if not options.use_cache:
-        return True
-    return any(not (options.cache or cache_path_for(path)).exists() for path in paths)
+def _collect(files: list[InputFile], options: EvalOptions, cache: VerdictCache) -> _Judging:
+    """Every distinct pair the samples need, judged from the cache or quickly where possible."""
+    judging = _Judging()
+    for source in files:
+        cache_file = _cache_file(options, source.path)
+        kind = source.task.kind
+        for sample in source.samples:
+            if not sample.gold:
+                continue
+            for answer in {answer_for(sample, p) for p in POLICIES} - {None}:
+                pair = (kind, sample.gold, answer)
+                _need(judging, pair, cache, cache_file)
+                if pair in judging.tasks:
+                    judging.waiting[pair] += 1
+    return judging
+
+
+def _need(judging: _Judging, pair: Pair, cache: VerdictCache, cache_file: Path | None) -> None:
+    """Judge `pair` from a quick rule or the cache, else queue it for the verifier."""
+    if pair in judging.tasks:
+        if cache_file and cache_file not in judging.wanted_by[pair]:
+            judging.wanted_by[pair].append(cache_file)
+        return
+    known = judging.known.get(pair)
+    if known is None:
+        quick = quick_status(*pair)
+        if quick is not None:
+            judging.known[pair] = {p: Verdict(key="", status=quick) for p in POLICIES}
+            return
+        hits = {p: cache.get(verdict_key(*pair, p)) for p in POLICIES}
+        if None in hits.values():
+            judging.tasks[pair] = VerifyTask(verdict_key(*pair, "strict"), *pair)
+            judging.wanted_by[pair] = [cache_file] if cache_file else []
+            judging.waiting[pair] = 0
+            return
+        known = judging.known[pair] = hits  # type: ignore[assignment]
+        judging.hits += 1
+    if cache_file is not None:
+        for verdict in known.values():
+            if verdict.key:
+                cache.add(verdict, [cache_file])  # a no-op unless this file's cache lacks it
 
 
 def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalResult:
-    """Judge every sample of every file and score each file."""
+    """Judge every sample of every file under both policies and score each file."""
     paths = discover(options.paths)
-    if _likely_cold(options, paths):
-        prestart()
+    caches = sorted({c for p in paths if (c := _cache_file(options, p))})
+    if not options.use_cache or not all(c.exists() for c in caches):
+        prestart()  # probably cold: the verifier boots while the files are read
     files = read_all(options, paths)
-    cache_of = _cache_paths(options, files)
-    cache = VerdictCache(sorted(set(cache_of.values())), options.timeout_s)
-    stats = CacheStats.model_construct(files=[str(p) for p in sorted(set(cache_of.values()))])
-    pending = _Pending()
-    keys: list[list[str | None]] = []
-    statuses: list[list[str]] = []
-    for source in files:
-        file_keys, file_statuses = _judge_known(source, cache, pending, cache_of.get(source.path))
-        keys.append(file_keys)
-        statuses.append(file_statuses)
-    stats.hits = len({k for ks in keys for k in ks if k and k not in pending.tasks})
-    waiting = sum(pending.samples.values())
-    done = {"verified": 0, "cached": sum(len(s) for s in statuses) - waiting}
+    cache = VerdictCache(caches, options.timeout_s)
+    try:
+        judging = _collect(files, options, cache)
+        stats = CacheStats.model_construct(files=[str(c) for c in caches], hits=judging.hits)
+        _verify(judging, cache, options, stats, files, progress)
+        cache.mark_current()
+    finally:
+        cache.close()
+    statuses = {p: [_statuses(f, judging, p) for f in files] for p in POLICIES}
+    scores = []
+    for i, source in enumerate(files):
+        score = task_score(source, statuses[options.policy][i])
+        score.policies = {p: task_score(source, statuses[p][i]).accuracy for p in POLICIES}
+        score.n_gold_unparsed = _warn_gold_unparsed(source, judging)
+        if score.n_ungraded:
+            ids = sorted({s.problem_id for s in source.samples if not s.gold})
+            log.warning("%s: %d problems have no gold answer and are not graded: %s",
+                        source.path, len(ids), ", ".join(ids[:20]))  # fmt: skip
+        scores.append(score)
+    kinds = sorted({f.task.kind for f in files})
+    report = ScoreReport.model_construct(
+        tasks=scores,
+        verifier="; ".join(verifier_id(k, options.policy) for k in kinds),  # type: ignore[arg-type]
+        policy=options.policy,
+        cache=stats,
+        llmeval_version=__version__,
+    )
+    return EvalResult(files, statuses[options.policy], report)
+
+
+def _verify(
+    judging: _Judging,
+    cache: VerdictCache,
+    options: EvalOptions,
+    stats: CacheStats,
+    files: list[InputFile],
+    progress: ProgressFn | None,
+) -> None:
+    """Verify the pending pairs in worker processes; each verdict is cached as it comes."""
+    by_key = {task.key: pair for pair, task in judging.tasks.items()}
+    waiting = sum(judging.waiting.values())
+    done = {"verified": 0, "cached": sum(len(f.samples) for f in files) - waiting}
     if progress:
         progress(0, done["cached"], waiting)
 
     def on_result(result: VerifyResult) -> None:
-        task = pending.tasks[result.key]
-        verdict = Verdict(
-            key=result.key,
-            status=result.status,  # type: ignore[arg-type]
-            pred=task.answer,
-            gold=task.gold,
-            detail=result.detail,
-            timeout_s=options.timeout_s if result.status == "timeout" else None,
-        )
+        pair = by_key[result.key]
+        timeout_s = options.timeout_s if result.status == "timeout" else None
+        verdicts = {}
+        statuses = (result.status, result.lenient or result.status)
+        for policy, status in zip(POLICIES, statuses, strict=True):
+            verdicts[policy] = Verdict(
+                key=verdict_key(*pair, policy), status=status,  # type: ignore[arg-type]
+                pred=pair[2], gold=pair[1], detail=result.detail, timeout_s=timeout_s,
+            )  # fmt: skip
+        judging.known[pair] = verdicts
         # a crashed worker may be the machine's fault (OOM killer): remembered, not cached
         crashed = result.status == "error" and result.detail == WORKER_DIED
-        cache.add(verdict, [] if crashed else pending.wanted_by[result.key], new=True)
+        for verdict in verdicts.values():
+            cache.add(verdict, [] if crashed else judging.wanted_by[pair], new=True)
         stats.new += 1
         stats.timeouts += result.status == "timeout"
-        done["verified"] += pending.samples[result.key]
+        done["verified"] += judging.waiting[pair]
         if progress:
             progress(done["verified"], done["cached"], waiting - done["verified"])
 
-    try:
-        if pending.tasks:
-            pool = VerifyPool(options.workers, options.timeout_s, options.memory_mb)
-            pool.run(pending.tasks.values(), on_result)
-        cache.mark_current()
-    finally:
-        cache.close()
-    for file_keys, file_statuses in zip(keys, statuses, strict=True):
-        for i, key in enumerate(file_keys):
-            if key is not None and not file_statuses[i]:
-                file_statuses[i] = cache.verdicts[key].status
-    scores = [task_score(f, s) for f, s in zip(files, statuses, strict=True)]
-    kinds = sorted({f.task.kind for f in files})
-    report = ScoreReport.model_construct(
-        tasks=scores,
-        verifier="; ".join(verifier_id(k) for k in kinds),  # type: ignore[arg-type]
-        policy=POLICY,
-        cache=stats,
-        llmeval_version=__version__,
-    )
-    return EvalResult(files, statuses, report)
+    if judging.tasks:
+        pool = VerifyPool(options.workers, options.timeout_s, options.memory_mb)
+        pool.run(judging.tasks.values(), on_result)
 
 
-def _judge_known(
-    source: InputFile, cache: VerdictCache, pending: _Pending, cache_file: Path | None
-) -> tuple[list[str | None], list[str]]:
-    """Each sample's cache key and its status where known without verifying ("" = pending)."""
-    keys: list[str | None] = []
-    statuses: list[str] = []
-    kind = source.task.kind
-    pairs: dict[tuple[str, str], tuple[str | None, str]] = {}  # (gold, pred) -> (quick, key)
+def _statuses(source: InputFile, judging: _Judging, policy: Policy) -> list[str]:
+    """Each sample's status under `policy`: its verdict, `no_answer`, or `ungraded`."""
+    kind, out = source.task.kind, []
     for sample in source.samples:
-        if sample.pred is None:
-            keys.append(None)
-            statuses.append("no_answer")
-            continue
-        pair = (sample.gold, sample.pred)
-        known = pairs.get(pair)
-        if known is None:
-            known = pairs[pair] = _quick(kind, *pair)
-        quick, key = known
-        if quick is not None:
-            keys.append(None)
-            statuses.append(quick)
-            continue
-        keys.append(key)
-        hit = None if key in pending.tasks else cache.get(key)
-        statuses.append(hit.status if hit else "")
-        if hit is not None and cache_file is not None:
-            cache.add(hit, [cache_file])  # a no-op unless this file's cache lacks it
-        if hit is None:
-            if key not in pending.tasks:
-                pending.tasks[key] = VerifyTask(key, kind, sample.gold, sample.pred)
-                pending.wanted_by[key] = []
-                pending.samples[key] = 0
-            pending.samples[key] += 1
-            if cache_file and cache_file not in pending.wanted_by[key]:
-                pending.wanted_by[key].append(cache_file)
-    return keys, statuses
+        answer = answer_for(sample, policy)
+        if not sample.gold:
+            out.append("ungraded")
+        elif answer is None:
+            out.append("no_answer")
+        else:
+            out.append(judging.known[(kind, sample.gold, answer)][policy].status)
+    return out
 
 
-def _quick(kind: str, gold: str, pred: str) -> tuple[str | None, str]:
-    """A pair's status when known without verifying (letters, exact rationals), else its key."""
-    quick = choice_status(gold, pred) if kind == "choice" else exact_status(gold, pred)
-    return quick, "" if quick is not None else verdict_key(kind, gold, pred)  # type: ignore[arg-type]
+def _warn_gold_unparsed(source: InputFile, judging: _Judging) -> int:
+    """How many problems' golds the verifier could not read (judged by text alone), named."""
+    kind = source.task.kind
+    ids = sorted(
+        {
+            s.problem_id
+            for s in source.samples
+            if s.gold
+            and (verdicts := judging.known.get((kind, s.gold, s.pred or s.anchored or "")))
+            and verdicts["strict"].detail == GOLD_UNPARSED
+        }
+    )
+    if ids:
+        log.warning(
+            "%s: the verifier cannot read the gold answer of %d problems (compared as text): %s",
+            source.path, len(ids), ", ".join(ids[:20]),
+        )  # fmt: skip
+    return len(ids)

@@ -101,7 +101,9 @@ def _groups(problems: list[ProblemScore], attr: str) -> dict[str, GroupScore]:
 def task_score(source: InputFile, statuses: Sequence[str]) -> TaskScore:
     """The figures of one file, given each sample's verdict status (same order as samples)."""
     votes: dict[str, str] = {}
-    outs = [outcome(s, st, votes) for s, st in zip(source.samples, statuses, strict=True)]
+    pairs = list(zip(source.samples, statuses, strict=True))
+    outs = [outcome(s, st, votes) for s, st in pairs if st != "ungraded"]
+    ungraded = {s.problem_id for s, st in pairs if st == "ungraded"}
     groups = group_by_problem(outs)
     by_sample = {(s.problem_id, s.sample_idx): s for s in source.samples}
     n = max([len(g) for g in groups.values()] + [source.spec_n or 0])
@@ -139,6 +141,7 @@ def task_score(source: InputFile, statuses: Sequence[str]) -> TaskScore:
         n_error=counts["error"],
         n_truncated=truncated,
         n_duplicates=source.duplicates,
+        n_ungraded=len(ungraded),
         truncation_rate=truncated / len(outs) if outs else None,
         mean_completion_tokens=sum(tokens) / len(tokens) if tokens else None,
         complete=bool(outs) and expected == len(outs),

@@ -44,7 +44,7 @@ def score_table(report: ScoreReport, width: int = 150) -> Table:
     """One row per generation file: the headline figures in percent (the file column is left
     out on terminals narrower than 110 columns; the JSON result names the files)."""
     table = Table(
-        title="llmeval eval (percent; acc = avg@n ± clustered stderr)",
+        title=f"llmeval eval (percent; acc = avg@n ± clustered stderr, {report.policy} policy)",
         box=box.SIMPLE_HEAD,
         collapse_padding=True,
         pad_edge=False,
@@ -54,7 +54,8 @@ def score_table(report: ScoreReport, width: int = 150) -> Table:
     table.add_column("task", no_wrap=True)
     if with_file:
         table.add_column("file", overflow="fold")
-    headers = ("probs", "n", "acc ± se", f"pass@{k or 'k'}", "maj@n", "no-ans", "t/o")
+    headers = ("probs", "n", "acc ± se", "strict", "lenient", f"pass@{k or 'k'}", "maj@n")
+    headers += ("no-ans", "t/o")
     for name in (*headers, "trunc", "complete"):
         table.add_column(name, justify="right", no_wrap=True)
     for score in report.tasks:
@@ -67,6 +68,8 @@ def score_table(report: ScoreReport, width: int = 150) -> Table:
             str(score.n_problems),
             str(score.n_samples),
             _accuracy(score),
+            _pct(score.policies.get("strict")),
+            _pct(score.policies.get("lenient")),
             _pct(score.pass_at_k.get(k)) if k else "n/a",
             _pct(maj),
             _pct(score.n_no_answer / scored),

@@ -166,6 +166,17 @@ async def _resolve_model(client: ChatClient, wanted: str | None) -> str:
     )
 
 
+def _request(opts: InferOptions, model: str) -> Request:
+    """What every request of the run shares."""
+    sampling = {"temperature": opts.temperature, "top_p": opts.top_p}
+    sampling |= {"top_k": opts.top_k, "min_p": opts.min_p}
+    return Request(
+        model=model, system_prompt=opts.system_prompt, max_tokens=opts.max_tokens,
+        sampling=sampling, extra_body=opts.extra_body, stream=opts.stream, task=opts.task,
+        response_key=opts.response_key,
+    )  # fmt: skip
+
+
 async def _run(
     opts: InferOptions,
     problems: list[Problem],
@@ -174,35 +185,16 @@ async def _run(
     jobs: list[Job],
 ) -> int:
     config = ClientConfig(
-        base_urls=opts.base_urls,
-        api_key=opts.api_key,
-        stream=opts.stream,
-        timeout=opts.timeout,
-        deadline=opts.deadline,
-        max_retries=opts.max_retries,
-        backoff_base=opts.retry_delay,
-        backoff_max=opts.retry_max_delay,
+        base_urls=opts.base_urls, api_key=opts.api_key, stream=opts.stream,
+        timeout=opts.timeout, deadline=opts.deadline, max_retries=opts.max_retries,
+        backoff_base=opts.retry_delay, backoff_max=opts.retry_max_delay,
         max_workers=opts.max_workers,
-    )
+    )  # fmt: skip
     async with ChatClient(config) as client:
         model = await _resolve_model(client, opts.model)
         spec = build_spec(opts, model)
         check_spec(output, spec, force=opts.force, has_output=bool(done))
-        req = Request(
-            model=model,
-            system_prompt=opts.system_prompt,
-            max_tokens=opts.max_tokens,
-            sampling={
-                "temperature": opts.temperature,
-                "top_p": opts.top_p,
-                "top_k": opts.top_k,
-                "min_p": opts.min_p,
-            },
-            extra_body=opts.extra_body,
-            stream=opts.stream,
-            task=opts.task,
-            response_key=opts.response_key,
-        )
+        req = _request(opts, model)
         prompts = [user_message(p, opts.template) for p in problems]
         tally = Tally(total=len(jobs))
         total = len(problems) * opts.n_samples
@@ -215,19 +207,10 @@ async def _run(
             return EXIT_OK
         elapsed, cpu = start_clock(), start_cpu_clock()
         progress = Progress(
-            lambda: Snapshot(
-                tally.written,
-                tally.total,
-                tally.failed,
-                tally.tokens,
-                client.in_flight,
-                client.retries,
-                elapsed(),
-                cpu(),
-            ),
-            live=opts.progress,
-            interval=opts.progress_interval,
-        )
+            lambda: Snapshot(tally.written, tally.total, tally.failed, tally.tokens,
+                             client.in_flight, client.retries, elapsed(), cpu()),
+            live=opts.progress, interval=opts.progress_interval,
+        )  # fmt: skip
         shown = asyncio.create_task(progress.run())
         sink = _FirstWriteAppender(output, spec)
         try:

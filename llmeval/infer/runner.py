@@ -92,6 +92,17 @@ def record_line(
     return gen.model_dump_json(exclude_none=True).encode() + b"\n"
 
 
+def request_body(req: Request, prompt: str, seed: int) -> bytes:
+    """The body of one sample's request."""
+    messages = [{"role": "user", "content": prompt}]
+    if req.system_prompt:
+        messages.insert(0, {"role": "system", "content": req.system_prompt})
+    return build_body(
+        req.model, messages, max_tokens=req.max_tokens, seed=seed, stream=req.stream,
+        sampling=req.sampling, extra_body=req.extra_body,
+    )  # fmt: skip
+
+
 async def run_jobs(
     jobs: Iterable[Job],
     problems: list[Problem],
@@ -114,20 +125,8 @@ async def run_jobs(
     async def worker() -> None:
         for job in pending:
             problem, prompt = problems[job.problem], prompts[job.problem]
-            messages = [{"role": "user", "content": prompt}]
-            if req.system_prompt:
-                messages.insert(0, {"role": "system", "content": req.system_prompt})
-            body = build_body(
-                req.model,
-                messages,
-                max_tokens=req.max_tokens,
-                seed=job.seed,
-                stream=req.stream,
-                sampling=req.sampling,
-                extra_body=req.extra_body,
-            )
             try:
-                outcome = await client.complete(body)
+                outcome = await client.complete(request_body(req, prompt, job.seed))
                 reply = outcome.reply
             except ContextLengthError:
                 outcome, reply = None, Reply(finish_reason="context_length")

@@ -1,7 +1,14 @@
-"""math-verify behind one fixed, strict policy; the verifier id (versions + policy) keys the cache.
+"""The verification policies over math-verify; the verifier id (versions + policy) keys the cache.
 
 The only home of math-verify, latex2sympy2_extended and sympy. They are imported lazily, so
 a fully cached eval never pays for them. Model text reaches nothing but `math_verify.parse`.
+
+- strict: the final boxed answer, normalised (`answer.py`), against the normalised gold
+  (`gold.py`); numbers compare exactly or within a relative 1e-6 (`numbers.py`), anything
+  else by `math_verify.verify`.
+- lenient: the same, and a plain decimal approximating a numeric gold passes (relative 1e-4,
+  or the gold rounded to the answer's decimals); the answer of a finished unboxed output is
+  taken after a final-answer anchor (`evaluate.extract.extract_anchored`).
 """
 
 from __future__ import annotations
@@ -15,16 +22,20 @@ from importlib import metadata
 from typing import Any, Literal
 
 from llmeval.records import VerdictStatus
+from llmeval.verify.answer import normalize_answer
+from llmeval.verify.gold import normalize_gold
+from llmeval.verify.numbers import STRICT_REL_TOL, approx_equal, compare, first_expr
 
 AnswerKind = Literal["math", "choice"]
-
-# Bump when anything below changes a verdict: every cached verdict then misses.
-POLICY = "strict-last-box-v1"
+Policy = Literal["strict", "lenient"]
+POLICIES: tuple[Policy, ...] = ("strict", "lenient")
+# Bump when anything below changes a verdict: every cached verdict of that policy then misses.
+POLICY_IDS = {"strict": "strict-last-box-v2", "lenient": "lenient-anchor-approx-v1"}
+GOLD_UNPARSED = "gold unparsed"
 # math-verify's comparison options, fixed (its defaults, written out so they cannot drift).
 FLOAT_ROUNDING = 6
 NUMERIC_PRECISION = 15
 _VERSIONED = ("math-verify", "latex2sympy2_extended", "sympy", "antlr4-python3-runtime")
-_SCIENTIFIC = re.compile(r"^\s*(-?\d+(?:\.\d+)?)[eE]([+-]?\d+)\s*$")
 # Integers and fractions of integers: decided exactly without math-verify (same verdicts).
 _INT = r"\d{1,60}"
 _RATIONAL = re.compile(
@@ -40,31 +51,19 @@ def _version(dist: str) -> str:
         return "missing"
 
 
-@lru_cache(maxsize=2)
-def verifier_id(kind: AnswerKind = "math") -> str:
+@lru_cache(maxsize=4)
+def verifier_id(kind: AnswerKind = "math", policy: Policy = "strict") -> str:
     """What decides a verdict: library versions and policy (choice letters need no library)."""
     if kind == "choice":
-        return f"choice-letter-v1 policy={POLICY}"
+        return f"choice-letter-v1 policy={POLICY_IDS[policy]}"
     versions = " ".join(f"{dist}=={_version(dist)}" for dist in _VERSIONED)
-    return f"{versions} policy={POLICY}"
+    return f"{versions} policy={POLICY_IDS[policy]}"
 
 
-def verdict_key(kind: AnswerKind, gold: str, answer: str) -> str:
+def verdict_key(kind: str, gold: str, answer: str, policy: Policy = "strict") -> str:
     """The cache key of one (gold, extracted answer) pair under the current verifier."""
-    parts = (verifier_id(kind), kind, gold, answer)
+    parts = (verifier_id(kind, policy), kind, gold, answer)  # type: ignore[arg-type]
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
-
-
-def gold_latex(gold: str) -> str:
-    """The gold answer put inside a math span, as `parse` needs it (bare strings mis-parse:
-    `4x+5` -> 4); `4.5e33` becomes `4.5 \\times 10^{33}` (else it reads 4.5*e*33)."""
-    text = gold.strip()
-    sci = _SCIENTIFIC.match(text)
-    if sci:
-        text = f"{sci.group(1)} \\times 10^{{{sci.group(2)}}}"
-    if "$" in text or "\\boxed" in text:
-        return text
-    return "$" + text.replace("\n", " ") + "$"
 
 
 @lru_cache(maxsize=8192)
@@ -98,6 +97,11 @@ def exact_status(gold: str, answer: str) -> VerdictStatus | None:
     return "correct" if gold_value == answer_value else "incorrect"
 
 
+def quick_status(kind: str, gold: str, answer: str) -> VerdictStatus | None:
+    """A pair's status when known without the verifier (letters, exact rationals), else None."""
+    return choice_status(gold, answer) if kind == "choice" else exact_status(gold, answer)
+
+
 def choice_status(gold: str, letter: str) -> VerdictStatus:
     """A multiple-choice verdict: the single extracted letter equals the gold letter."""
     return "correct" if letter == gold.strip().strip("()").upper() else "incorrect"
@@ -115,10 +119,14 @@ def _math_verify() -> Any:
 
 @lru_cache(maxsize=4096)
 def parse_gold(gold: str) -> list[Any]:
-    """The gold answer parsed once (LaTeX, then plain expressions); trusted text only."""
+    """The gold answer normalised (`gold.py`) and parsed once (LaTeX, then plain expressions,
+    whose parser is Python's `eval`: trusted text only); [] when empty or unreadable."""
+    latex = normalize_gold(gold)
+    if latex is None:
+        return []
     mv = _math_verify()
     configs = [mv.LatexExtractionConfig(), mv.ExprExtractionConfig()]
-    return mv.parse(gold_latex(gold), configs, parsing_timeout=None)
+    return mv.parse(latex, configs, parsing_timeout=None)
 
 
 def parse_answer(answer: str) -> list[Any]:
@@ -144,25 +152,37 @@ def _parse_answer(answer: str) -> list[Any]:
     return mv.parse("\\boxed{" + answer + "}", [config], parsing_timeout=None)
 
 
-def verify(*, gold: str, answer: str, kind: AnswerKind = "math") -> VerdictStatus:
-    """Whether the extracted `answer` matches `gold`, gold first; no time limit of its own
-    (math-verify's alarms are disabled): call it where the caller enforces a deadline."""
-    if kind == "choice":
-        return choice_status(gold, answer)
-    exact = exact_status(gold, answer)
-    if exact is not None:
-        return exact
-    gold_parsed, answer_parsed = parse_gold(gold), parse_answer(answer)
-    matched = _math_verify().verify(
-        gold_parsed,
-        answer_parsed,
-        float_rounding=FLOAT_ROUNDING,
-        numeric_precision=NUMERIC_PRECISION,
-        strict=True,
-        allow_set_relation_comp=False,
-        timeout_seconds=None,
-    )
-    return "correct" if matched else "incorrect"
+def verify(
+    *, gold: str, answer: str, kind: AnswerKind = "math"
+) -> tuple[VerdictStatus, VerdictStatus | None, str | None]:
+    """(strict status, lenient status where it differs, detail) of an extracted answer against
+    the gold; no time limit of its own (math-verify's alarms are off): call it where the
+    caller enforces a deadline."""
+    quick = quick_status(kind, gold, answer)
+    if quick is not None:
+        return quick, None, None
+    gold_parsed = parse_gold(gold)
+    if not gold_parsed:  # counted and named by eval; never silently wrong
+        same = "".join(gold.split()) == "".join(answer.split())
+        return ("correct" if same else "incorrect"), None, GOLD_UNPARSED
+    normalized = normalize_answer(answer, gold)
+    answer_parsed = parse_answer(normalized)
+    matched = compare(gold_parsed, answer_parsed, STRICT_REL_TOL)
+    if matched is None:
+        matched = _math_verify().verify(
+            gold_parsed,
+            answer_parsed,
+            float_rounding=FLOAT_ROUNDING,
+            numeric_precision=NUMERIC_PRECISION,
+            strict=True,
+            allow_set_relation_comp=False,
+            timeout_seconds=None,
+        )
+    if matched:
+        return "correct", None, None
+    gold_value = first_expr(gold_parsed)
+    lenient = gold_value is not None and approx_equal(gold_value, normalized)
+    return "incorrect", ("correct" if lenient else None), None
 
 
 _WARM_PAIRS = (
@@ -185,4 +205,5 @@ def warm_up() -> None:
         return
     for gold, answer in _WARM_PAIRS:
         verify(gold=gold, answer=answer)
+    normalize_answer("2.45e6 \\text{ cm}", "2")
     _warm = True

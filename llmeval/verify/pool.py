@@ -61,7 +61,8 @@ def _cap_memory(memory_bytes: int) -> None:
 
 
 def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> None:
-    """Serve tasks until the pipe closes: receive (kind, gold, answer), send (status, detail)."""
+    """Serve tasks until the pipe closes: receive (kind, gold, answer), send (strict status,
+    lenient status, detail)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and kills us
     _exit_when_orphaned(eval_pid)  # math-verify's own alarms are off: SIGALRM is ours
     if memory_bytes:
@@ -69,7 +70,7 @@ def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> N
     from llmeval.verify import policy as verify
 
     verify.warm_up()  # a no-op when inherited from the forkserver; keeps first deadlines fair
-    if not _send(conn, ("ready", None)):
+    if not _send(conn, ("ready", None, None)):
         return
     while True:
         try:
@@ -79,15 +80,16 @@ def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> N
         if msg is None:
             return
         kind, gold, answer = msg
+        lenient = None
         try:
-            status, detail = verify.verify(gold=gold, answer=answer, kind=kind), None
+            status, lenient, detail = verify.verify(gold=gold, answer=answer, kind=kind)
         except MemoryError:
             status, detail = "error", "out of memory"
         except RecursionError:
             status, detail = "error", "too deeply nested"
         except Exception as exc:  # an unexpected failure is a verdict, never a crash
             status, detail = "error", f"{type(exc).__name__}"
-        if not _send(conn, (status, detail)):
+        if not _send(conn, (status, lenient, detail)):
             return
 
 
@@ -169,7 +171,7 @@ class VerifyPool:
             idx = next(i for i, w in enumerate(pool) if w.conn is conn)
             worker = pool[idx]
             try:
-                status, detail = worker.conn.recv()
+                status, lenient, detail = worker.conn.recv()
             except (EOFError, OSError):
                 pool[idx] = self._replace(worker, on_result, "error", WORKER_DIED)
                 continue
@@ -178,7 +180,7 @@ class VerifyPool:
             elif worker.task is not None:
                 task, worker.task = worker.task, None
                 elapsed = time.monotonic() - worker.started
-                on_result(VerifyResult(task.key, status, detail, elapsed))
+                on_result(VerifyResult(task.key, status, detail, elapsed, lenient))
         now = time.monotonic()
         for idx, worker in enumerate(pool):
             if worker.task and now >= worker.started + self.timeout_s:

@@ -20,12 +20,14 @@ class VerifyTask:
 
 @dataclass(frozen=True, slots=True)
 class VerifyResult:
-    """The verdict of one task: a status, a short reason for error/timeout, the time it took."""
+    """The verdict of one task: its status (under the lenient policy too, when that differs),
+    a short reason for error/timeout or an unreadable gold, the time it took."""
 
     key: str
     status: str
     detail: str | None
     seconds: float
+    lenient: str | None = None
 
 
 class ByGold:

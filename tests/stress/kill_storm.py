@@ -221,15 +221,17 @@ def eval_storm(
 
 
 def verdict_keys(path: Path) -> list[str]:
-    """The cache keys the samples of a generation file need (distinct pairs sent to verify)."""
+    """The cache keys the samples of a generation file need: each distinct pair sent to the
+    verifier, under each policy."""
     from llmeval.evaluate.inputs import read_input
-    from llmeval.verify.policy import exact_status, verdict_key
+    from llmeval.verify.policy import POLICIES, exact_status, verdict_key
 
     source = read_input(path, None)
     return [
-        verdict_key("math", s.gold, s.pred)
+        verdict_key("math", s.gold, s.pred, policy)
         for s in source.samples
         if s.pred is not None and exact_status(s.gold, s.pred) is None
+        for policy in POLICIES
     ]
 
 

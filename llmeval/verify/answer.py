@@ -1,0 +1,251 @@
+"""Model answers (HOSTILE text: the content of the final `\\boxed{}`) -> LaTeX for math_verify.parse.
+
+Only string rewriting. Every regex here is linear on any input: no nested or adjacent
+unbounded quantifiers that can backtrack (adjacent optional runs use possessive `*+`), and
+the rules that look at the end of the answer look only at its last `_TAIL` characters.
+The result goes to `math_verify.parse` and nowhere else (never sympify/parse_expr/eval).
+
+The gold (trusted) steers a few rules: the letters it uses as variables are never stripped
+as units or ordinal suffixes, an `e` it uses keeps `2e-3` from being read as e-notation, a
+choice-letter gold lets `\\text{(C) Plane}` become `(C)`, a percent-less number lets `x\\%`
+become x.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+from llmeval.verify.gold import brace_trailing_letters, half_open, normalize_gold, shared_spelling
+
+_TAIL = 400  # trailing units / mod clauses are looked for in this many last characters
+
+# (rule name, answer in, gold, answer out): checked by run_table.py
+RULES: list[tuple[str, str, str, str]] = [
+    ("e-notation", "2.45e6", "2.45e6", "2.45 \\times 10^{6}"),
+    ("e-notation, capital E and sign", "2.45E-6", "2.45e-6", "2.45 \\times 10^{-6}"),
+    ("an e that is a variable stays", "3e+x", "3e+x", "3e+x"),
+    ("e-notation off when the gold uses e", "2e-3", "2e - 3", "2e-3"),
+    ("ordinal ^{th}", "12^{th}", "12", "12"),
+    ("ordinal ^{\\text{st}}", "1^{\\text{st}}", "1", "1"),
+    ("ordinal 2nd", "2nd", "2", "2"),
+    ("ordinal letters that are gold variables stay", "2nd", "2nd", "2{nd}"),
+    ("unit text after a number", "5\\text{ cm}", "5", "5"),
+    ("unit text with a power", "864 \\mbox{ inches}^2", "864", "864"),
+    (
+        "unit text that is a gold variable stays",
+        "\\frac{37}{4}\\text{ m}",
+        "\\frac{37}{4} m",
+        "\\frac{37}{4}\\text{ m}",
+    ),
+    ("ordinal then unit text", "12^{th}\\text{ grade}", "12", "12"),
+    ("choice letter with its text", "\\text{(C) Plane}", "\\text{(C)}", "\\text{(C)}"),
+    ("percent restated without its sign", "20.0\\%", "20", "20.0"),
+    ("percent kept for a fraction gold", "20\\%", "0.2", "20\\%"),
+    ("percent spelled out", "20 \\text{ percent}", "0.2", "20 \\%"),
+    ("congruence with \\pmod", "n \\equiv 5 \\pmod{17}", "5", "5"),
+    ("congruence with (\\text{mod } n)", "x \\equiv 5 \\ (\\text{mod } 17)", "5", "5"),
+    ("congruence with \\mod", "n\\equiv 5 \\mod 17", "5", "5"),
+    ("Unicode superscripts", "x²+y³", "x^2+y^3", "x^{2}+y^{3}"),
+    ("Unicode minus, times, pi", "2−π", "2-\\pi", "2-\\pi"),
+    ("currency", "\\$18.90", "18.90", "18.90"),
+    ("dollar-separated list", "69$,$84", "69$,$84", "69, 84"),
+    ("\\! dropped", "32,\\!348", "32348", "32,348"),
+    ("a./b", "-1./3", "-1./3", "-1/3"),
+    (
+        "then gold_forms.SHARED_RULES",
+        "E_{1},E_{2}",
+        "E_{1},E_{2}",
+        "\\mathcal{E}_{1},\\mathcal{E}_{2}",
+    ),
+    ("a letter before a half-open interval", "t(0,4]", "t(0,4]", "t \\in (0,4]"),
+    ("trailing gold variable braced (math-verify would strip it as a unit)", "6m", "6m", "6{m}"),
+    ("trailing unit letter that is no gold variable: math-verify strips it", "5 m", "5", "5 m"),
+    ("prose condition dropped", "f(x)=ax+b$, where $b$ is an integer", "f(x)=a x+b", "f(x)=ax+b"),
+]
+
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱ", "0123456789+-=()ni")
+_SUPER_RUN = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱ]+")
+_UNICODE = {
+    "−": "-",
+    "–": "-",
+    "×": "\\times ",
+    "·": "\\cdot ",
+    "⋅": "\\cdot ",
+    "÷": "\\div ",
+    "π": "\\pi ",
+    "∞": "\\infty ",
+    "≤": "\\le ",
+    "≥": "\\ge ",
+    "≠": "\\ne ",
+    "°": "^{\\circ}",
+    "\u00a0": " ",
+}
+_UNICODE_RE = re.compile("|".join(map(re.escape, _UNICODE)))
+_SQRT = re.compile(r"√(\d++|[A-Za-z])")
+
+_PROSE = re.compile(r"(?<!\\)\$\s*+,?\s*+(?:where|for|with)\b")
+_LIST_SEP = re.compile(r"(?<!\\)\$[ \t]*+,[ \t]*+(?<!\\)\$")
+_DOLLAR = re.compile(r"(?<!\\)\$")
+_E_NOTATION = re.compile(r"(?<![\w.\\])(\d++\.\d*+|\.\d++|\d++)[eE]([+-]?\d{1,4})(?![\w.^{])")
+_ORDINAL = re.compile(
+    r"(?<![\w.])(\d++)(?:\s*+\^\s*+(?:\{\s*+)?(?:\\(?:text|mathrm|textrm|rm)\s*+\{\s*+)?"
+    r"(st|nd|rd|th)\s*+\}?\s*+\}?|(st|nd|rd|th)(?![A-Za-z]))"
+)
+_PERCENT_WORD = re.compile(
+    r"\\?,?\s*+(?:\\(?:text|mbox|mathrm|textrm)\s*+\{\s*+(?:percent|\\?%)\s*+\}|\bpercent\b)"
+)
+_BARE_PERCENT = re.compile(r"(?<!\\)%")
+_UNIT_TEXT = re.compile(
+    r"\\(?:text|mbox|mathrm|textrm|textit|mathit)\s*+\{([^{}]{0,80})\}"
+    r"(?:\s*+\^\s*+(?:\{\s*+\d\s*+\}|\d))?\s*+$"
+)
+_UNIT_WORDS = re.compile(r"[A-Za-z][A-Za-z .\-/]*+(?:\^\s*+\{?\d\}?)?")
+_CHOICE_GOLD = re.compile(r"^\$?\s*(?:\\text(?:bf)?\s*\{\s*)?\(?\s*([A-E])\s*\)?\s*\}?\s*\$?$")
+_CHOICE_ANSWER = re.compile(
+    r"^\s*+(?:\\(?:text|textbf|mathrm|mathbf)\s*+\{\s*+)?(?:\(\s*+([A-E])\s*+\)|([A-E])(?![A-Za-z]))"
+)
+_CHOICE_LETTER = re.compile(r"(?<![A-Za-z\\])[A-E](?![A-Za-z])")
+_NUMBER = re.compile(r"^\s*+(-?(?:\d++(?:\.\d*+)?|\.\d++))\s*+$")
+_PCT_ANSWER = re.compile(r"^\s*+(-?(?:\d++(?:\.\d*+)?|\.\d++))\s*+\\%\s*+$")
+_COMMANDS = re.compile(r"\\[A-Za-z]++")
+_TEXT_ARG = re.compile(r"\\(?:text|mbox|mathrm|textrm|operatorname)\s*+\{[^{}]*+\}")
+_MOD_MARKERS = (
+    "\\pmod",
+    "\\bmod",
+    "\\mod",
+    "(\\text{mod",
+    "(\\mathrm{mod",
+    "(\\operatorname{mod",
+    "\\text{mod",
+    "\\text{ mod",
+    "(mod",
+    "( \\text{mod",
+    "\\ (\\text{mod",
+    "\\pod",
+)
+
+_ORDINAL_SUFFIX = {1: "st", 2: "nd", 3: "rd"}
+
+
+def gold_letters(gold: str) -> frozenset[str]:
+    """Letters the gold uses as variables (outside commands and \\text{} words)."""
+    bare = _TEXT_ARG.sub(" ", gold)
+    bare = _COMMANDS.sub(" ", bare)
+    return frozenset(ch for ch in bare if ch.isascii() and ch.isalpha())
+
+
+def _ordinal_ok(number: str, suffix: str) -> bool:
+    value = int(number[-2:]) if len(number) >= 2 else int(number)
+    if 11 <= value % 100 <= 13:
+        return suffix == "th"
+    return suffix == _ORDINAL_SUFFIX.get(value % 10, "th")
+
+
+def _strip_ordinals(text: str, letters: frozenset[str]) -> str:
+    def repl(match: re.Match[str]) -> str:
+        number, suffix = match.group(1), match.group(2) or match.group(3)
+        if set(suffix) & letters or not _ordinal_ok(number, suffix):
+            return match.group(0)
+        return number
+
+    return _ORDINAL.sub(repl, text)
+
+
+def _strip_units(text: str, letters: frozenset[str]) -> str:
+    """Drop trailing `\\text{unit words}` after a number or a closing group (up to 3)."""
+    for _ in range(3):
+        head, tail = text[:-_TAIL], text[-_TAIL:]
+        match = _UNIT_TEXT.search(tail)
+        if match is None:
+            break
+        before = (head + tail[: match.start()]).rstrip()
+        words = match.group(1).strip()
+        if not before or not (before[-1].isdigit() or before[-1] in "}).%"):
+            break
+        if not words or not _UNIT_WORDS.fullmatch(words):
+            break
+        if words in letters:  # a single letter the gold uses as a variable
+            break
+        text = before
+    return text
+
+
+def _strip_mod(text: str, gold: str) -> str:
+    """`n \\equiv 5 \\pmod{17}` -> `5` (the residue), when the gold has no congruence."""
+    if "\\equiv" in gold or "mod" in gold:
+        return text
+    at = text.rfind("\\equiv")
+    if at < 0:
+        return text
+    tail = text[at + len("\\equiv") :]
+    cuts = [pos for pos in (tail.find(marker) for marker in _MOD_MARKERS) if pos >= 0]
+    if not cuts:
+        return text
+    residue = tail[: min(cuts)].strip()
+    if residue.endswith("\\"):  # a `\ ` spacing before `(\text{mod}`
+        residue = residue[:-1].rstrip()
+    return residue or text
+
+
+def _choice(text: str, gold_latex: str) -> str | None:
+    gold_match = _CHOICE_GOLD.match(gold_latex)
+    if gold_match is None:
+        return None
+    match = _CHOICE_ANSWER.match(text)
+    if match is None or _CHOICE_LETTER.search(text, match.end()):
+        return None  # no letter, or several letters: left to the normal path
+    return "\\text{(" + (match.group(1) or match.group(2)) + ")}"
+
+
+def _decimal(text: str) -> Decimal | None:
+    try:
+        return Decimal(text)
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def _percent_restated(text: str, gold: str) -> str:
+    """`20.0\\%` -> `20.0` when the gold is the plain number 20 (|gold| >= 1; a gold below 1
+    is a fraction: `0.2\\%` stays a percent, 0.002)."""
+    match = _PCT_ANSWER.match(text)
+    if match is None:
+        return text
+    gold_number = _NUMBER.match(gold.strip().strip("$"))
+    if gold_number is None:
+        return text
+    g, a = _decimal(gold_number.group(1)), _decimal(match.group(1))
+    if g is None or a is None or abs(g) < 1 or g != a:
+        return text
+    return match.group(1)
+
+
+def normalize_answer(answer: str, gold: str) -> str:
+    """The answer rewritten for math_verify.parse (see RULES); linear time."""
+    gold_latex = normalize_gold(gold) or ""
+    letters = gold_letters(gold_latex)
+    text = answer.replace("\n", " ")
+    text = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], text)
+    text = _SUPER_RUN.sub(lambda m: "^{" + m.group(0).translate(_SUPERSCRIPTS) + "}", text)
+    text = _SQRT.sub(r"\\sqrt{\1}", text)
+    prose = _PROSE.search(text)
+    if prose:
+        text = text[: prose.start()]
+    text = text.replace("\\$", "")
+    text = _LIST_SEP.sub(", ", text)
+    text = _DOLLAR.sub(" ", text)
+    if not ({"e", "E"} & letters):
+        text = _E_NOTATION.sub(
+            lambda m: f"{m.group(1).rstrip('.')} \\times 10^{{{int(m.group(2))}}}", text
+        )
+    text = shared_spelling(text)
+    choice = _choice(text, gold)
+    if choice is not None:
+        return choice
+    text = _strip_mod(text, gold)
+    text = _PERCENT_WORD.sub(" \\%", text)
+    text = _BARE_PERCENT.sub(r"\\%", text)
+    text = _strip_ordinals(text, letters)
+    text = _strip_units(text, letters)
+    text = _percent_restated(text, gold_latex)
+    return brace_trailing_letters(half_open(text.strip()), letters)

@@ -1,0 +1,152 @@
+"""Gold answers (TRUSTED text from the benchmark files) -> the LaTeX handed to math_verify.parse.
+
+`normalize_gold(gold)` returns the gold inside one `$...$` math span (a bare string falls to
+math-verify's plain-expression parser: `4x+5` -> 4), or None for an empty gold. `RULES` is
+the documented table of rewrites, in the order they run; each example is checked by
+`run_table.py`.
+"""
+
+from __future__ import annotations
+
+import re
+
+# (rule name, example in, example out): what normalize_gold does, in order.
+RULES: list[tuple[str, str, str]] = [
+    ("empty gold", "   ", "None"),
+    ("line breaks and outer spaces", "I(0) e^{-t}\n", "$I(0) e^{-t}$"),
+    (
+        "trailing sentence period after a math span",
+        "(-\\infty, 0) \\cup\\{1\\}$.",
+        "$(-\\infty, 0) \\cup\\{1\\}$",
+    ),
+    (
+        "prose condition after the answer",
+        "f(x)=a x+b$, where $b$ is an arbitrary integer",
+        "$f(x)=a x+b$",
+    ),
+    ("escaped dollar (currency) dropped", "\\$18.90", "$18.90$"),
+    ("list of math spans joined by $,$ / $, $", "69$,$84", "$69, 84$"),
+    (
+        "math spans joined by a space: one expression",
+        "x_{0} \\cos (\\omega t)+$ $\\dot{x}_{0}",
+        "$x_{0} \\cos (\\omega t)+ \\dot{x}_{0}$",
+    ),
+    ("stray dollar inside a list", "221,$8", "$221, 8$"),
+    ("leading \\quad dropped", "\\quad(2+\\sqrt{2}, 1+\\sqrt{2})", "$(2+\\sqrt{2}, 1+\\sqrt{2})$"),
+    ("e-notation", "2.7778e-6", "$2.7778 \\times 10^{-6}$"),
+    ("percent sign", "17.5%", "$17.5\\%$"),
+    ("then SHARED_RULES (both sides)", "-1./3", "$-1/3$"),
+    ("unit text after a number", "864 \\mbox{ inches}^2", "$864$"),
+    ("variable before a half-open interval", "t(0,4]", "$t \\in (0,4]$"),
+    (
+        "trailing letters braced: math-verify strips `t`, `c`, `m`, `ab` as units",
+        "\\frac{1}{m} t",
+        "$\\frac{1}{m} {t}$",
+    ),
+]
+
+_PROSE = re.compile(r"(?<!\\)\$\s*,?\s*(?:where|for|with)\b.*$", re.S)
+# `$,$`, `$, $`, `$ ,$`: a separator between math spans (not `\$`, the currency sign)
+_LIST_SEP = re.compile(r"(?<!\\)\$[ \t]*,[ \t]*(?<!\\)\$")
+_SPACE_SEP = re.compile(r"(?<!\\)\$[ \t]+(?<!\\)\$")
+_STRAY_DOLLAR = re.compile(r"(?<!\\)\$")
+_E_NOTATION = re.compile(r"(?<![\w.\\])(\d+\.\d*|\.\d+|\d+)[eE]([+-]?\d{1,4})(?![\w.^{])")
+_PERCENT = re.compile(r"(?<!\\)%")
+_UNIT_TEXT = re.compile(
+    r"(?<=[\d}])\s*\\(?:text|mbox|mathrm|textrm)\s*\{\s*[A-Za-z][A-Za-z ]*\}(?:\s*\^\s*\{?\d\}?)?\s*$"
+)
+# `t(0,4]`: a letter before a half-open interval (never a function call: mismatched brackets)
+HALF_OPEN = re.compile(r"^\s*+([A-Za-z])\s*+([(\[][^()\[\],]*+,[^()\[\]]*+[)\]])\s*+$")
+
+# Spellings fixed the same way on BOTH sides (answer_forms uses `shared_spelling` too).
+# Linear-time: possessive runs only, no nested quantifiers.
+_DIGIT_GROUP = re.compile(r"(?<=\d),\\!\s*+(?=\d{3}(?!\d))")
+_FLOAT_DIV = re.compile(r"(?<![\w.])(\d++)\.(?=\s*+/)")
+_NUMPY = re.compile(r"\bnp\.(arcsin|arccos|arctan|sin|cos|tan|exp|log|sqrt|pi)\b")
+_E_SUBSCRIPT = re.compile(r"(?<![\\\w])(?<!\\mathcal\{)([Ee])(?=\s*+_)")
+_SUB_TEXT = re.compile(
+    r"_\s*+\{\s*+\\(?:text|mathrm|textrm|rm|mathit)\s*+\{\s*+([A-Za-z0-9]{1,20})\s*+\}\s*+\}"
+)
+_SUB_COMMAND = re.compile(r"_\s*+\{\s*+\\([A-Za-z]{1,20})\s*+\}")
+_DIGIT_I = re.compile(r"(?<=\d)i(?![A-Za-z])")
+
+SHARED_RULES: list[tuple[str, str, str]] = [
+    ("digit groups joined by ,\\!", "11,\\! 111,\\! 100", "11,111,100"),
+    ("\\! (negative thin space) dropped", "10,\\!080", "10,080"),
+    ("a./b (a float divided)", "-1./3", "-1/3"),
+    ("numpy function name", "np.arcsin(10/13)", "\\arcsin(10/13)"),
+    (
+        "E or e with a subscript is a name, not Euler's number",
+        "E_{1},E_{2}",
+        "\\mathcal{E}_{1},\\mathcal{E}_{2}",
+    ),
+    (
+        "text or command in a subscript",
+        "\\lambda_{\\text{red}}, m_{\\max }",
+        "\\lambda_{red}, m_{max}",
+    ),
+    ("digit then i: a standalone i (math-verify's complex test)", "6-5i", "6-5 i"),
+]
+
+
+def shared_spelling(text: str) -> str:
+    """Spelling fixes applied identically to golds and answers (see SHARED_RULES)."""
+    text = _DIGIT_GROUP.sub(",", text)
+    text = text.replace("\\!", "")
+    text = _FLOAT_DIV.sub(r"\1", text)
+    text = _NUMPY.sub(lambda m: "\\pi" if m.group(1) == "pi" else "\\" + m.group(1), text)
+    text = _E_SUBSCRIPT.sub(r"\\mathcal{\1}", text)
+    text = _SUB_TEXT.sub(r"_{\1}", text)
+    text = _SUB_COMMAND.sub(r"_{\1}", text)
+    return _DIGIT_I.sub(" i", text)
+
+
+def normalize_gold(gold: str) -> str | None:
+    """The gold as the LaTeX math span handed to math_verify.parse; None when empty."""
+    text = gold.replace("\n", " ").strip()
+    if not text:
+        return None
+    if text.endswith("$."):
+        text = text[:-2].rstrip()
+    text = _PROSE.sub("", text)
+    text = text.replace("\\$", "")
+    text = _LIST_SEP.sub(", ", text)
+    text = _SPACE_SEP.sub(" ", text)
+    text = _STRAY_DOLLAR.sub(" ", text)
+    text = re.sub(r"^\s*\\q?quad\s*", "", text)
+    text = _E_NOTATION.sub(
+        lambda m: f"{m.group(1).rstrip('.')} \\times 10^{{{int(m.group(2))}}}", text
+    )
+    text = _PERCENT.sub(r"\\%", text)
+    text = shared_spelling(text)
+    text = _UNIT_TEXT.sub("", text).strip()
+    text = half_open(text)
+    text = brace_trailing_letters(text.strip())
+    text = re.sub(r"\s+", " ", text).strip()
+    return "$" + text + "$" if text else None
+
+
+# math-verify's unit normalisation deletes a trailing letter run from its list (t, c, m, s,
+# g, d, h, l, ab, cm, ...) after a digit, `}` or space: `\\frac{1}{m} t` -> 1/m, `2ab` -> 2,
+# `6m` -> 6. Braces keep the letters: `6{m}` parses to 6*m.
+TRAILING_LETTERS = re.compile(r"(?<=[\d}\s])([A-Za-z]{1,8})\s*+$")
+
+
+def brace_trailing_letters(text: str, allowed: frozenset[str] | None = None) -> str:
+    """`6m` -> `6{m}` (for answers: only when every letter is in `allowed`)."""
+    tail_start = max(0, len(text) - 40)
+    match = TRAILING_LETTERS.search(text, tail_start)
+    if match is None:
+        return text
+    letters = match.group(1)
+    if allowed is not None and not set(letters) <= allowed:
+        return text
+    return text[: match.start()] + "{" + letters + "}"
+
+
+def half_open(text: str) -> str:
+    """`t(0,4]` -> `t \\in (0,4]` (only for mismatched brackets: `(...]` or `[...)`)."""
+    match = HALF_OPEN.match(text)
+    if not match or match.group(2)[0] + match.group(2)[-1] not in ("(]", "[)"):
+        return text
+    return f"{match.group(1)} \\in {match.group(2)}"
