@@ -188,6 +188,18 @@ class GroupScore(_Record):
     stderr: float | None = None
 
 
+class JudgeScore(_Record):
+    """A task under the LLM judge: distinct (problem, answer) questions asked, overturned to
+    correct, left without a verdict; avg@n and pass@k with its yeses counted correct."""
+
+    model: str
+    asked: int = 0
+    overturned: int = 0
+    unparsed: int = 0
+    accuracy: float | None = None
+    pass_at_k: dict[str, float] = Field(default_factory=dict)
+
+
 class TaskScore(_Record):
     """The figures of one generation file (one task); fractions are 0-1."""
 
@@ -214,6 +226,7 @@ class TaskScore(_Record):
     n_gold_unparsed: int = 0  # problems whose gold the verifier cannot read (text compared)
     # accuracy under each verification policy ("strict", "lenient"); `accuracy` is the chosen's
     policies: dict[str, float | None] = Field(default_factory=dict)
+    judge: JudgeScore | None = None  # with --judge-url: `accuracy` stays the rules' alone
     truncation_rate: float | None = None
     mean_completion_tokens: float | None = None
     complete: bool

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from llmeval.errors import UsageError
@@ -47,6 +48,12 @@ def add_judging_options(parser: argparse.ArgumentParser) -> None:
         help="whose accuracy is `accuracy`: strict (boxed answers only; the default) or "
         "lenient (also 'the answer is X' in finished unboxed outputs, decimal "
         "approximations); the table and JSON show both")  # fmt: skip
+    add("--judge-url", help="an OpenAI-compatible server whose model judges the answers the "
+        "rules call incorrect (opt-in; `accuracy` stays the rules')")  # fmt: skip
+    add("--judge-model", help="the judge's model name (required with --judge-url)")
+    add("--judge-api-key", help="the judge's bearer token (default $LLMEVAL_JUDGE_API_KEY)")
+    add("--judge-workers", type=int, default=8, help="judge requests in flight (default 8)")
+    add("--judge-max-tokens", type=int, default=2048, help="the judge's reply budget (2048)")
     add("--answer-key", default="answer", help="field of the gold answer")
     add("--response-key", default="gen", help="field of the model output")
     add("--no-progress", action="store_true", help="no progress display")
@@ -63,6 +70,20 @@ def options_from_args(args: argparse.Namespace) -> EvalOptions:
         raise UsageError("--timeout must be positive")
     if args.cache and args.no_cache:
         raise UsageError("--cache and --no-cache do not go together")
+    judge = None
+    if args.judge_url or args.judge_model:
+        from llmeval.client.endpoints import normalize_base_url
+        from llmeval.judge.ask import JudgeOptions
+
+        if not (args.judge_url and args.judge_model):
+            raise UsageError("--judge-url and --judge-model go together")
+        if args.judge_workers < 1:
+            raise UsageError("--judge-workers must be at least 1")
+        api_key = args.judge_api_key or os.environ.get("LLMEVAL_JUDGE_API_KEY") or None
+        judge = JudgeOptions(
+            normalize_base_url(args.judge_url), args.judge_model, api_key, args.judge_workers,
+            max_tokens=args.judge_max_tokens,
+        )  # fmt: skip
     return EvalOptions(
         paths=paths,
         task=args.task,
@@ -74,6 +95,7 @@ def options_from_args(args: argparse.Namespace) -> EvalOptions:
         answer_key=args.answer_key,
         response_key=args.response_key,
         policy=args.policy,
+        judge=judge,
     )
 
 
@@ -89,5 +111,5 @@ def run(args: argparse.Namespace) -> int:
     if args.result_json:
         write_result(args.result_json, result.report)
     if args.export_verdicts:
-        export_verdicts(args.export_verdicts, result.files, result.statuses)
+        export_verdicts(args.export_verdicts, result)
     return 0

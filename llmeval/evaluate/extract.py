@@ -142,7 +142,7 @@ def extract_anchored(
     if not text:
         return None
     last = None
-    for last in _ANCHOR.finditer(text):
+    for last in _ANCHOR.finditer(text):  # noqa: B007 (the last match is wanted)
         pass
     tail = text[-200:]
     bold = _BOLD_END.search(tail)

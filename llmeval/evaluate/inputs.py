@@ -54,6 +54,7 @@ class InputFile:
     samples: list[Sample] = field(default_factory=list)
     spec_n: int | None = None
     duplicates: int = 0
+    prompts: dict[str, str] = field(default_factory=dict)  # problem id -> its prompt (judge)
 
 
 def _text(value: Any, what: str, path: Path, lineno: int) -> str:
@@ -192,6 +193,8 @@ def read_input(
             continue
         seen[pair] = lineno
         result.samples.append(sample)
+        if sample.problem_id not in result.prompts and isinstance(row.get("prompt"), str):
+            result.prompts[sample.problem_id] = row["prompt"]
     if not result.samples:
         raise InputError(path, "no samples in the file (empty)")
     if not any(s.gold for s in result.samples):

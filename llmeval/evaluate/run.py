@@ -7,10 +7,12 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from llmeval import __version__
 from llmeval.evaluate.files import discover
 from llmeval.evaluate.inputs import InputFile, Sample, read_input
+from llmeval.evaluate.judged import Judged, judge_files, judge_score
 from llmeval.evaluate.scoring import task_score
 from llmeval.records import CacheStats, ScoreReport, Verdict
 from llmeval.verify.cache import VerdictCache, cache_path_for
@@ -47,6 +49,7 @@ class EvalOptions:
     answer_key: str = "answer"
     response_key: str = "gen"
     policy: Policy = "strict"
+    judge: Any = None  # a `judge.ask.JudgeOptions`: ask an LLM judge about rule misses
 
 
 @dataclass
@@ -57,6 +60,7 @@ class EvalResult:
     files: list[InputFile]
     statuses: list[list[str]]
     report: ScoreReport
+    judged: Judged | None = None  # with a judge: its verdict and reply per judged sample
 
 
 @dataclass
@@ -146,17 +150,28 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         prestart()  # probably cold: the verifier boots while the files are read
     files = read_all(options, paths)
     cache = VerdictCache(caches, options.timeout_s)
+    judged = None
     try:
         judging = _collect(files, options, cache)
         stats = CacheStats.model_construct(files=[str(c) for c in caches], hits=judging.hits)
         _verify(judging, cache, options, stats, files, progress)
+        statuses = {p: [_statuses(f, judging, p) for f in files] for p in POLICIES}
+        if options.judge is not None:
+            answers = [[answer_for(s, options.policy) for s in f.samples] for f in files]
+            cache_files = [_cache_file(options, f.path) for f in files]
+            judged = judge_files(
+                files, answers, statuses[options.policy], options.judge, cache, cache_files
+            )
         cache.mark_current()
     finally:
         cache.close()
-    statuses = {p: [_statuses(f, judging, p) for f in files] for p in POLICIES}
     scores = []
     for i, source in enumerate(files):
         score = task_score(source, statuses[options.policy][i])
+        if judged is not None:
+            score.judge = judge_score(
+                options.judge.model, source, statuses[options.policy][i], judged.samples[i]
+            )
         score.policies = {p: task_score(source, statuses[p][i]).accuracy for p in POLICIES}
         score.n_gold_unparsed = _warn_gold_unparsed(source, judging)
         if score.n_ungraded:
@@ -172,7 +187,7 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         cache=stats,
         llmeval_version=__version__,
     )
-    return EvalResult(files, statuses[options.policy], report)
+    return EvalResult(files, statuses[options.policy], report, judged)
 
 
 def _verify(

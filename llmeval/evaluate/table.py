@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from llmeval.errors import OutputError
-from llmeval.evaluate.inputs import InputFile
+from llmeval.evaluate.run import EvalResult
 from llmeval.files import JsonlAppender, write_json_atomic
 from llmeval.records import ScoreReport, TaskScore
 
@@ -54,7 +54,9 @@ def score_table(report: ScoreReport, width: int = 150) -> Table:
     table.add_column("task", no_wrap=True)
     if with_file:
         table.add_column("file", overflow="fold")
-    headers = ("probs", "n", "acc ± se", "strict", "lenient", f"pass@{k or 'k'}", "maj@n")
+    judge = any(t.judge for t in report.tasks)
+    headers = ("probs", "n", "acc ± se", "strict", "lenient", *(("judge",) if judge else ()))
+    headers += (f"pass@{k or 'k'}", "maj@n")
     headers += ("no-ans", "t/o")
     for name in (*headers, "trunc", "complete"):
         table.add_column(name, justify="right", no_wrap=True)
@@ -70,6 +72,7 @@ def score_table(report: ScoreReport, width: int = 150) -> Table:
             _accuracy(score),
             _pct(score.policies.get("strict")),
             _pct(score.policies.get("lenient")),
+            *((_pct(score.judge.accuracy if score.judge else None),) if judge else ()),
             _pct(score.pass_at_k.get(k)) if k else "n/a",
             _pct(maj),
             _pct(score.n_no_answer / scored),
@@ -119,13 +122,13 @@ def write_result(path: Path, report: ScoreReport) -> None:
     write_json_atomic(path, report)
 
 
-def export_verdicts(path: Path, files: list[InputFile], statuses: list[list[str]]) -> int:
+def export_verdicts(path: Path, result: EvalResult) -> int:
     """One JSON line per sample (`--export-verdicts`), written whole through a temporary file
     and a rename (an earlier export stays if writing fails); returns the lines written."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         tmp.unlink(missing_ok=True)
-        lines = _export_rows(tmp, files, statuses)
+        lines = _export_rows(tmp, result)
         os.replace(tmp, path)
     except (OSError, OutputError) as exc:
         with contextlib.suppress(OSError):
@@ -136,10 +139,11 @@ def export_verdicts(path: Path, files: list[InputFile], statuses: list[list[str]
     return lines
 
 
-def _export_rows(path: Path, files: list[InputFile], statuses: list[list[str]]) -> int:
+def _export_rows(path: Path, result: EvalResult) -> int:
+    judged = result.judged
     with JsonlAppender(path) as out:
-        for source, file_statuses in zip(files, statuses, strict=True):
-            for sample, status in zip(source.samples, file_statuses, strict=True):
+        for f, (source, statuses) in enumerate(zip(result.files, result.statuses, strict=True)):
+            for i, (sample, status) in enumerate(zip(source.samples, statuses, strict=True)):
                 row: dict[str, Any] = {
                     "task": source.task.name,
                     "file": str(source.path),
@@ -148,9 +152,11 @@ def _export_rows(path: Path, files: list[InputFile], statuses: list[list[str]]) 
                     "status": status,
                     "correct": status == "correct" and not sample.truncated,
                     "truncated": sample.truncated,
-                    "pred": sample.pred,
+                    "pred": sample.pred if sample.pred is not None else sample.anchored,
                     "gold": sample.gold,
                 }
+                if judged is not None:
+                    row["judge"] = judged.samples[f].get(i, (None, ""))[0]
                 out.write(row)
         return out.lines_written
 

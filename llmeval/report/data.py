@@ -182,6 +182,9 @@ class Run:
     samples: list[ReportSample]
     specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # task -> RunSpec fields
     scores: dict[str, dict[str, Any]] = field(default_factory=dict)  # task -> eval's task figures
+    # samples the LLM judge turned correct: task, problem_id, sample_idx, problem, gold, answer,
+    # reply (each a string), for the reader to audit every flip
+    overturned: list[dict[str, Any]] = field(default_factory=list)
 
     def problems(self) -> dict[str, Problems]:
         """task -> problem id -> samples."""

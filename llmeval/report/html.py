@@ -108,6 +108,7 @@ def render_report(
     )
     if baseline is not None:
         body.append(report_tables.comparison(run, baseline))
+    body.append(report_tables.overturned(run))
     body.append(report_tables.serving(run))
     script = _asset("report.js")
     csp_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()

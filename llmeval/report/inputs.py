@@ -95,14 +95,31 @@ def task_labels(files: list[InputFile]) -> list[str]:
     ]
 
 
+def _overturned(
+    source: InputFile, task: str, judged: dict[int, tuple[str | None, str]]
+) -> list[dict[str, Any]]:
+    """The samples of one file the judge said yes to, with what it saw and said."""
+    rows = []
+    for i, (verdict, reply) in sorted(judged.items()):
+        if verdict == "yes":
+            s = source.samples[i]
+            answer = s.pred if s.pred is not None else s.anchored
+            rows.append({"task": task, "problem_id": s.problem_id, "sample_idx": s.sample_idx,
+                         "problem": source.prompts.get(s.problem_id, ""), "gold": s.gold,
+                         "answer": answer, "reply": reply})  # fmt: skip
+    return rows
+
+
 def run_from_eval(result: EvalResult, label: str | None = None, response_key: str = "gen") -> Run:
     """A report run: every judged sample with its texts, eval's scores and the run specs."""
     labels = task_labels(result.files)
     run = Run(label=label or "", samples=[])
     models = []
-    for source, statuses, score, task in zip(
-        result.files, result.statuses, result.report.tasks, labels, strict=True
+    for f, (source, statuses, score, task) in enumerate(
+        zip(result.files, result.statuses, result.report.tasks, labels, strict=True)
     ):
+        if result.judged is not None:
+            run.overturned += _overturned(source, task, result.judged.samples[f])
         extras = row_extras(source, response_key)
         for sample, status, extra in zip(source.samples, statuses, extras, strict=True):
             run.samples.append(

@@ -72,6 +72,30 @@ def _flips(d: PairedDiff, run: str, base: str) -> str:
     return details(summary, table(["problem", f"{run} %", f"{base} %", "change"], rows), "flips")
 
 
+def overturned(run: rd.Run, limit: int = 500) -> str:
+    """The samples the LLM judge turned correct, each with what the judge saw and replied."""
+    if not run.overturned:
+        return ""
+    rows = [
+        [f"{o['task']} {o['problem_id']} #{o['sample_idx']}", _cut(o["problem"], 600),
+         _cut(o["gold"]), _cut(o["answer"]), _cut(o["reply"], 1500)]
+        for o in run.overturned[:limit]
+    ]  # fmt: skip
+    more = len(run.overturned) - limit
+    note = f"<p>{more} more not shown.</p>" if more > 0 else ""
+    head = ["sample", "problem", "gold", "answer", "judge's reply"]
+    return (
+        '<section id="judge"><h2>Judge</h2><p>Samples the rules judged incorrect and the judge '
+        f"turned correct ({len(run.overturned)}).</p>{table(head, rows, 'judge')}"
+        f"{note}</section>"
+    )
+
+
+def _cut(text: str, limit: int = 300) -> str:
+    """Model or judge text cut at `limit` characters (`table` escapes every cell)."""
+    return text if len(text) <= limit else text[:limit] + " …"
+
+
 def serving(run: rd.Run) -> str:
     """Output tokens/s, latency and TTFT percentiles, per endpoint."""
     figs = serving_figures(run.samples)

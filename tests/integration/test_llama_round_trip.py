@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,3 +90,35 @@ def test_length_is_recorded_and_counted_truncated(tiny_server: LlamaServer, tmp_
     score = task_result(eval_result(out, result=tmp_path / "scores.json"), "math500")
     assert score["n_truncated"] == n_length
     assert score["accuracy"] == 0.0 and score["complete"] is True
+
+
+def test_the_judge_round_trip(tiny_server: LlamaServer, tmp_path: Path) -> None:
+    """eval --judge-url against the real server: random text answers, so most replies carry no
+    verdict: they are counted as unparsed and the rules' verdicts stand; a rerun asks again
+    only those (a verdict, if any, is cached)."""
+    from tests.integration.conftest import TINY, run
+    from tests.support.synthetic import generation, write_jsonl
+
+    rows = [
+        generation(f"p{i}", k, str(i), f"So the answer is $\\boxed{{{i + k + 1}}}$.")
+        for i in range(3)
+        for k in range(2)
+    ]
+    path = write_jsonl(tmp_path / "aime24_judged.jsonl", rows)
+    result = tmp_path / "r.json"
+    cmd = [sys.executable, "-m", "llmeval", "eval", str(path), "--result-json", str(result),
+           "--judge-url", tiny_server.base_url, "--judge-model", TINY,
+           "--judge-max-tokens", "48"]  # fmt: skip
+    first = run(cmd)
+    assert first.returncode == 0, first.stderr[-3000:]
+    (task,) = json.loads(result.read_text())["tasks"]
+    judge = task["judge"]
+    assert task["accuracy"] == 0.0 and judge["model"] == TINY
+    assert judge["asked"] == 6 and judge["unparsed"] >= 1  # random text: no verdict line
+    assert "judge: asking tiny-random about 6 answers" in first.stderr
+    assert "(the rules' verdict stands)" not in first.stderr  # replies came: no errors
+    second = run(cmd)
+    assert second.returncode == 0, second.stderr[-3000:]
+    again = json.loads(result.read_text())["tasks"][0]["judge"]
+    assert again["asked"] == 6 and again["unparsed"] == judge["unparsed"]
+    assert f"about {judge['unparsed']} answers" in second.stderr  # only those are asked again

@@ -96,8 +96,11 @@ class FakeModel:
         accuracy: float = 0.5,
         min_words: int = 20,
         max_words: int = 80,
+        judge: tuple[tuple[str, str], ...] = (),
     ) -> None:
         self.answers = answers or {}
+        # a scripted judge: the reply of the first (regex, reply) whose regex the prompt matches
+        self.judge = [(re.compile(pattern, re.S), reply) for pattern, reply in judge]
         self.accuracy = accuracy
         self.min_words, self.max_words = min_words, max(min_words, max_words)
         self._gold_cache: dict[str, str | None] = {}
@@ -132,6 +135,9 @@ class FakeModel:
 
     def complete(self, seed: int, prompt: str, max_tokens: int | None = None) -> Completion:
         """The completion, cut at `max_tokens` tokens (finish_reason "length") if it is longer."""
+        for pattern, reply in self.judge:
+            if pattern.search(prompt):
+                return Completion("", reply, "stop", count_tokens(reply))
         reasoning, content, r_count = self._full(seed, prompt)
         c_toks = tokens(content)
         total = r_count + len(c_toks)

@@ -1,0 +1,86 @@
+"""Asking the judge: one request per distinct question, through the same chat client as infer
+(retries, timeouts, streaming), several at once; each answer is handed over as it comes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from llmeval.client.chat_client import ChatClient, ChatFailure, ClientConfig, FatalServerError
+from llmeval.client.protocol import build_body
+from llmeval.judge.prompt import judgement, messages
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """Which judge to ask and how (the key is never written anywhere)."""
+
+    url: str
+    model: str
+    api_key: str | None = None
+    workers: int = 8
+    timeout: float = 600.0
+    max_tokens: int = 2048
+    max_retries: int = 3
+
+
+@dataclass(frozen=True)
+class Question:
+    """One (problem, gold, extracted answer) for the judge; `key` is its verdict-cache key."""
+
+    key: str
+    problem: str
+    gold: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The judge's "yes"/"no" (None: no verdict line, or `error`), and what it said."""
+
+    key: str
+    verdict: str | None
+    text: str
+    error: str | None = None
+
+
+def ask_all(
+    questions: Iterable[Question], options: JudgeOptions, on_reply: Callable[[Reply], None]
+) -> None:
+    """Ask every question; `on_reply` gets each reply (or failure) as it arrives. A judge that
+    cannot be used at all (unreachable, refused, unknown model) fails the rest at once."""
+    asyncio.run(_ask_all(list(questions), options, on_reply))
+
+
+async def _ask_all(
+    questions: list[Question], options: JudgeOptions, on_reply: Callable[[Reply], None]
+) -> None:
+    config = ClientConfig(
+        base_urls=[options.url], api_key=options.api_key, timeout=options.timeout,
+        max_retries=options.max_retries, max_workers=options.workers,
+    )  # fmt: skip
+    pending = iter(questions)
+    fatal: list[str] = []
+
+    async def worker(client: ChatClient) -> None:
+        for question in pending:
+            if fatal:
+                on_reply(Reply(question.key, None, "", fatal[0]))
+                continue
+            talk = messages(question.problem, question.gold, question.answer)
+            body = build_body(
+                options.model, talk, max_tokens=options.max_tokens, seed=0, stream=True,
+                sampling={"temperature": 0.0},
+            )  # fmt: skip
+            try:
+                text = (await client.complete(body)).reply.text
+            except ChatFailure as exc:
+                if isinstance(exc, FatalServerError):
+                    fatal.append(str(exc))
+                on_reply(Reply(question.key, None, "", str(exc)))
+                continue
+            on_reply(Reply(question.key, judgement(text), text))
+
+    async with ChatClient(config) as client:
+        await asyncio.gather(*(worker(client) for _ in range(max(1, options.workers))))
