@@ -156,3 +156,18 @@ def test_the_report_lists_every_overturned_sample_for_audit(tmp_path: Path) -> N
     assert "turned correct (3)" in section  # one more than x; one half, twice
     assert "one more than x" in section and "It is 1/2." in section and "Same value." in section
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in section and "<script>alert" not in html
+
+
+def test_the_judge_key_reaches_the_judge_and_is_written_nowhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = "sk-judge-5ecret-4242"
+    path = write_jsonl(tmp_path / "math500_s.jsonl", _rows())
+    monkeypatch.setenv("LLMEVAL_JUDGE_API_KEY", key)
+    with serve(judge=SCRIPT, models=("judge-model",), api_key=key) as srv:
+        code, result = _eval(path, srv.url, "--export-verdicts", str(tmp_path / "v.jsonl"))
+        assert srv.server.auth_seen == {f"Bearer {key}"}
+    assert code == 0 and result["tasks"][0]["judge"]["overturned"] == 2
+    out = capsys.readouterr()
+    assert key not in out.out + out.err
+    assert [p.name for p in tmp_path.iterdir() if key.encode() in p.read_bytes()] == []

@@ -20,6 +20,7 @@ FORBIDDEN = {
     "verify": {"infer", "evaluate", "client", "report"},
     "client": {"infer", "evaluate", "verify", "report"},
     "report": {"infer", "client"},
+    "judge": {"infer", "evaluate", "verify", "report"},
 }
 # Third-party library -> the only subpackage that may import it.
 HOMES = {
