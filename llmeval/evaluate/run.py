@@ -13,7 +13,7 @@ from llmeval import __version__
 from llmeval.evaluate.files import discover
 from llmeval.evaluate.inputs import InputFile, Sample, read_input
 from llmeval.evaluate.judged import Judged, judge_files, judge_score
-from llmeval.evaluate.scoring import task_score
+from llmeval.evaluate.scoring import accuracy, task_score
 from llmeval.records import CacheStats, ScoreReport, Verdict
 from llmeval.verify.cache import VerdictCache, cache_path_for
 from llmeval.verify.policy import (
@@ -172,7 +172,7 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
             score.judge = judge_score(
                 options.judge.model, source, statuses[options.policy][i], judged.samples[i]
             )
-        score.policies = {p: task_score(source, statuses[p][i]).accuracy for p in POLICIES}
+        score.policies = {p: accuracy(source, statuses[p][i]) for p in POLICIES}
         score.n_gold_unparsed = _warn_gold_unparsed(source, judging)
         if score.n_ungraded:
             ids = sorted({s.problem_id for s in source.samples if not s.gold})

@@ -98,6 +98,16 @@ def _groups(problems: list[ProblemScore], attr: str) -> dict[str, GroupScore]:
     }
 
 
+def accuracy(source: InputFile, statuses: Sequence[str]) -> float | None:
+    """avg@n alone: the mean over problems of the share of correct, not truncated samples."""
+    by: dict[str, list[int]] = {}
+    for sample, status in zip(source.samples, statuses, strict=True):
+        if status != "ungraded":
+            right = status == "correct" and not sample.truncated
+            by.setdefault(sample.problem_id, []).append(right)
+    return sum(sum(v) / len(v) for v in by.values()) / len(by) if by else None
+
+
 def task_score(source: InputFile, statuses: Sequence[str]) -> TaskScore:
     """The figures of one file, given each sample's verdict status (same order as samples)."""
     votes: dict[str, str] = {}

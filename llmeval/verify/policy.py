@@ -24,7 +24,6 @@ from typing import Any, Literal
 from llmeval.records import VerdictStatus
 from llmeval.verify.answer import normalize_answer
 from llmeval.verify.gold import normalize_gold
-from llmeval.verify.numbers import STRICT_REL_TOL, approx_equal, compare, first_expr
 
 AnswerKind = Literal["math", "choice"]
 Policy = Literal["strict", "lenient"]
@@ -165,6 +164,8 @@ def verify(
     if not gold_parsed:  # counted and named by eval; never silently wrong
         same = "".join(gold.split()) == "".join(answer.split())
         return ("correct" if same else "incorrect"), None, GOLD_UNPARSED
+    from llmeval.verify.numbers import STRICT_REL_TOL, approx_equal, compare, first_expr
+
     normalized = normalize_answer(answer, gold)
     answer_parsed = parse_answer(normalized)
     matched = compare(gold_parsed, answer_parsed, STRICT_REL_TOL)
