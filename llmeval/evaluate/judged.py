@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from llmeval.evaluate.inputs import InputFile, Sample
 from llmeval.evaluate.metrics import Outcome, summarize
@@ -25,74 +26,92 @@ class Judged:
     unparsed: set[str] = field(default_factory=set)  # question keys without a verdict
 
 
-def judge_files(
+@dataclass
+class _Asking:
+    """What the cache knows per question key, what to ask, and which cache files want it."""
+
+    known: dict[str, Verdict | None] = field(default_factory=dict)
+    questions: dict[str, Any] = field(default_factory=dict)  # key -> judge.ask.Question
+    wanted: dict[str, list[Path]] = field(default_factory=dict)
+    keys: list[dict[int, str]] = field(default_factory=list)  # per file: sample -> key
+
+
+def _questions(
     files: list[InputFile],
     answers: list[list[str | None]],
     statuses: list[list[str]],
-    options: object,
+    model: str,
     cache: VerdictCache,
     cache_files: list[Path | None],
-) -> Judged:
-    """Ask the judge what the cache does not know; return every judged sample's verdict."""
-    from llmeval.judge.ask import JudgeOptions, Question, Reply, ask_all
+) -> _Asking:
+    """The question of every rule-`incorrect`, untruncated sample; cached verdicts looked up."""
+    from llmeval.judge.ask import Question
 
-    assert isinstance(options, JudgeOptions)
-    known: dict[str, Verdict | None] = {}
-    questions: dict[str, Question] = {}
-    wanted: dict[str, list[Path]] = {}
-    keys: list[dict[int, str]] = []
+    asking = _Asking()
     for source, file_answers, file_statuses, cache_file in zip(
         files, answers, statuses, cache_files, strict=True
     ):
         file_keys = {}
-        for i, (sample, answer, status) in enumerate(
-            zip(source.samples, file_answers, file_statuses, strict=True)
-        ):
+        rows = zip(source.samples, file_answers, file_statuses, strict=True)
+        for i, (sample, answer, status) in enumerate(rows):
             if status != "incorrect" or sample.truncated or answer is None:
                 continue
             problem = source.prompts.get(sample.problem_id, "")
-            key = file_keys[i] = judge_key(options.model, problem, sample.gold, answer)
-            if key not in known and key not in questions:
-                hit = cache.get(key)
+            key = file_keys[i] = judge_key(model, problem, sample.gold, answer)
+            if key not in asking.known:
+                asking.known[key] = hit = cache.get(key)
                 if hit is None:
-                    questions[key] = Question(key, problem, sample.gold, answer)
-                known[key] = hit
-            if cache_file is not None and cache_file not in wanted.setdefault(key, []):
-                wanted[key].append(cache_file)
-        keys.append(file_keys)
+                    asking.questions[key] = Question(key, problem, sample.gold, answer)
+            if cache_file is not None and cache_file not in asking.wanted.setdefault(key, []):
+                asking.wanted[key].append(cache_file)
+        asking.keys.append(file_keys)
+    return asking
+
+
+def judge_files(
+    files: list[InputFile],
+    answers: list[list[str | None]],
+    statuses: list[list[str]],
+    options: Any,
+    cache: VerdictCache,
+    cache_files: list[Path | None],
+) -> Judged:
+    """Ask the judge (a `judge.ask.JudgeOptions`) what the cache does not know; return every
+    judged sample's verdict."""
+    from llmeval.judge.ask import Reply, ask_all
+
+    asking = _questions(files, answers, statuses, options.model, cache, cache_files)
     replies: dict[str, str] = {}
     errors: list[str] = []
 
     def on_reply(reply: Reply) -> None:
-        question = questions[reply.key]
+        question = asking.questions[reply.key]
         replies[reply.key] = reply.text or (reply.error or "")
         if reply.error and len(errors) < 3:
             errors.append(reply.error)
-        if reply.verdict is None:
-            return
-        verdict = Verdict(
-            key=reply.key, status="correct" if reply.verdict == "yes" else "incorrect",
-            pred=question.answer, gold=question.gold, detail=reply.text[-2000:],
-        )  # fmt: skip
-        known[reply.key] = verdict
-        cache.add(verdict, wanted.get(reply.key, []), new=True)
+        if reply.verdict is not None:
+            verdict = Verdict(
+                key=reply.key, status="correct" if reply.verdict == "yes" else "incorrect",
+                pred=question.answer, gold=question.gold, detail=reply.text[-2000:],
+            )  # fmt: skip
+            asking.known[reply.key] = verdict
+            cache.add(verdict, asking.wanted.get(reply.key, []), new=True)
 
-    if questions:
-        log.info("judge: asking %s about %d answers", options.model, len(questions))
-        ask_all(questions.values(), options, on_reply)
+    if asking.questions:
+        log.info("judge: asking %s about %d answers", options.model, len(asking.questions))
+        ask_all(asking.questions.values(), options, on_reply)
     for error in errors:
         log.warning("judge: %s (the rules' verdict stands)", error)
     judged = Judged()
-    for file_keys in keys:
+    for file_keys in asking.keys:
         per_file: dict[int, tuple[str | None, str]] = {}
         for i, key in file_keys.items():
-            verdict = known.get(key)
+            verdict = asking.known.get(key)
             if verdict is None:
                 judged.unparsed.add(key)
                 per_file[i] = (None, replies.get(key, ""))
             else:
-                yes = "yes" if verdict.status == "correct" else "no"
-                per_file[i] = (yes, verdict.detail or "")
+                per_file[i] = ("yes" if verdict.status == "correct" else "no", verdict.detail or "")
         judged.samples.append(per_file)
     return judged
 

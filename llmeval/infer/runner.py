@@ -104,15 +104,9 @@ def request_body(req: Request, prompt: str, seed: int) -> bytes:
 
 
 async def run_jobs(
-    jobs: Iterable[Job],
-    problems: list[Problem],
-    prompts: list[str],
-    req: Request,
-    client: ChatClient,
-    write: Callable[[bytes], None],
-    tally: Tally,
-    workers: int,
-) -> None:
+    jobs: Iterable[Job], problems: list[Problem], prompts: list[str], req: Request,
+    client: ChatClient, write: Callable[[bytes], None], tally: Tally, workers: int,
+) -> None:  # fmt: skip
     """Run `jobs` with `workers` concurrent requests; `write` gets each finished line in turn."""
     lines: asyncio.Queue[bytes | None] = asyncio.Queue()  # unbounded: a finished sample never waits
     pending = iter(jobs)
@@ -142,11 +136,10 @@ async def run_jobs(
                 continue
             tally.tokens += reply.completion_tokens or 0
             try:
-                line = record_line(req, problem, prompt, job, outcome, reply)
+                lines.put_nowait(record_line(req, problem, prompt, job, outcome, reply))
             except Exception:
                 stop()
                 raise
-            lines.put_nowait(line)
 
     async def writer() -> None:
         try:
@@ -163,8 +156,8 @@ async def run_jobs(
         results = await asyncio.gather(*tasks, return_exceptions=True)
     lines.put_nowait(None)
     await writing  # every finished sample is written before anything is raised
-    for result in results:
-        if isinstance(result, Exception):  # a bug, not a server problem: do not hide it
+    for result in results:  # an exception is a bug, not a server problem: do not hide it
+        if isinstance(result, Exception):
             raise result
 
 
