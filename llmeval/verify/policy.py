@@ -164,7 +164,8 @@ def verify(
     if not gold_parsed:  # counted and named by eval; never silently wrong
         same = "".join(gold.split()) == "".join(answer.split())
         return ("correct" if same else "incorrect"), None, GOLD_UNPARSED
-    from llmeval.verify.numbers import STRICT_REL_TOL, approx_equal, compare, first_expr
+    from llmeval.verify.lenient import approx_equal
+    from llmeval.verify.matching import STRICT_REL_TOL, compare, first_expr
 
     normalized = normalize_answer(answer, gold)
     answer_parsed = parse_answer(normalized)

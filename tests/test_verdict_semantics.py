@@ -1,0 +1,288 @@
+"""The semantics of the verdicts, as a table in the Math-Verify style: (gold, extracted answer,
+policy, expected, why); rows marked WRONG are wrong answers that must be refused. Then the
+documented gold and answer rewrite rules, the lenient policy's extraction, and 1 MB hostile
+inputs through every rule that reads model text (linear time: they finish)."""
+
+from __future__ import annotations
+
+import pytest
+
+from llmeval.evaluate.extract import extract_anchored
+from llmeval.verify import answer, gold
+from llmeval.verify.policy import verify
+
+S, L = "strict", "lenient"
+OK, NO = "correct", "incorrect"
+
+ROWS = [
+    # --- plain exact arithmetic (fast path) -------------------------------------------
+    ("42", "42", S, OK, "plain integer"),
+    ("42", "042", S, OK, "zero padding"),
+    ("42", "41", S, NO, "WRONG: off by one"),
+    ("\\frac{14}{3}", "14/3", S, OK, "a/b fraction"),
+    ("\\frac{3}{4}", "\\dfrac{6}{8}", S, OK, "unreduced fraction"),
+    # --- e-notation ------------------------------------------------------------------
+    ("4.5e33", "4.5e33", S, OK, "e-notation gold boxed verbatim"),
+    ("4.5e33", "4.5 \\times 10^{33}", S, OK, "gold e-notation vs \\times 10^k"),
+    ("2.45e6", "2.45e6", S, OK, "e-notation answer: not 2.45*e*6"),
+    ("2.45e-6", "2.45E-6", S, OK, "capital E, negative exponent"),
+    ("2.45e6", "2450000", S, OK, "written out"),
+    ("3.83e35", "3.83 \\cdot 10^{35}", S, OK, "\\cdot 10^k"),
+    ("3.83e35", "3.83e34", S, NO, "WRONG: 10x off at 1e35"),
+    ("3.83e35", "3.8e35", S, NO, "WRONG: a different decimal is a different answer"),
+    ("2e - 3", "2e-3", S, OK, "e is Euler's number in the gold: no e-notation"),
+    ("2e", "2e", S, OK, "2e stays 2*e"),
+    ("3e+x", "3e+x", S, OK, "e before +x is a variable/constant, not an exponent"),
+    ("3000", "3e+x", S, NO, "WRONG: 3e+x is not 3e3"),
+    # --- magnitude: relative, never absolute ----------------------------------------
+    ("1e-20", "1 \\times 10^{-20}", S, OK, "tiny value equal"),
+    ("1e-20", "1 \\times 10^{-19}", S, NO, "WRONG: 10x off at 1e-20 (math-verify: equal)"),
+    ("1e-20", "2e-20", S, NO, "WRONG: 2x off at 1e-20"),
+    ("0.0000123", "0.0000119", S, NO, "WRONG: 6-decimal rounding would accept"),
+    ("1.325e-27", "1.325 \\times 10^{-27}", S, OK, "tiny constant"),
+    (
+        "\\pi \\times 10^{-30}",
+        "3.14159265 \\times 10^{-30}",
+        S,
+        OK,
+        "irrational tiny: relative 1e-6",
+    ),
+    ("\\pi \\times 10^{-30}", "3.14 \\times 10^{-30}", S, NO, "WRONG: 5e-4 relative error"),
+    (
+        "10^{35}",
+        "10^{35}+10^{20}",
+        S,
+        NO,
+        "WRONG: exact integers compare exactly (even 1e-15 apart)",
+    ),
+    ("3.83e35", "383000000000000000000000000000000000", S, OK, "huge exact"),
+    # --- decimals vs fractions -------------------------------------------------------
+    ("0.5", "\\frac{1}{2}", S, OK, "terminating decimal equals its fraction exactly"),
+    ("\\frac{1}{2}", "0.50", S, OK, "trailing zero"),
+    ("\\frac{1}{3}", "0.333", S, NO, "WRONG: relative error 1e-3"),
+    ("\\frac{1}{3}", "0.3333333", S, OK, "decimal vs non-terminating rational: relative 1e-6"),
+    ("\\frac{14}{3}", "4.6667", S, NO, "WRONG under strict: 7e-6 relative"),
+    ("0.33", "\\frac{1}{3}", S, NO, "WRONG: a 2-digit gold decimal is not 1/3 at 1e-6"),
+    ("\\sqrt{2}", "1.414", S, NO, "WRONG under strict"),
+    ("\\sqrt{2}", "1.4142136", S, OK, "irrational within 1e-6"),
+    ("-1./3", "-\\frac{1}{3}", S, OK, "a./b gold"),
+    ("-1./3", "-0.33", S, NO, "WRONG: rounded"),
+    # --- lenient approximations ------------------------------------------------------
+    ("\\frac{10}{11}", "0.9091", L, OK, "gold rounded to 4 decimals"),
+    ("2\\sqrt{2}", "2.8284", L, OK, "gold rounded to 4 decimals"),
+    ("\\frac{14}{3}", "4.6667", L, OK, "lenient: within 1e-4"),
+    ("\\frac{10}{11}", "0.9", L, NO, "WRONG: fewer than 3 significant digits"),
+    ("\\frac{10}{11}", "0.9092", L, NO, "WRONG: neither rounding nor 1e-4"),
+    ("123", "123.01", L, NO, "WRONG: integer golds are never approximated"),
+    ("\\frac{10}{11}", "0.9091", S, NO, "strict refuses the same approximation"),
+    # --- currency, digit groups ------------------------------------------------------
+    ("\\$36", "\\$36", S, OK, "currency gold verbatim"),
+    ("\\$36", "36", S, OK, "currency dropped"),
+    ("\\$18.90", "18.9", S, OK, "trailing zero"),
+    ("\\$32,\\!348", "32348", S, OK, "digit group with \\!"),
+    ("11,\\! 111,\\! 111,\\! 100", "11111111100", S, OK, "digit groups, not a set of 11, 111, 100"),
+    ("11,\\! 111,\\! 111,\\! 100", "11, 111, 100", S, NO, "WRONG: the set the old parse produced"),
+    # --- multi-part golds ------------------------------------------------------------
+    ("69$,$84", "69, 84", S, OK, "$,$ list: both parts"),
+    ("69$,$84", "84, 69", S, OK, "order-free"),
+    ("69$,$84", "84", S, NO, "WRONG: partial answer"),
+    ("69$,$84", "69, 84, 85", S, NO, "WRONG: extra part"),
+    (
+        "\\frac{32}{9}$,$\\frac{1}{2}",
+        "\\frac{1}{2}",
+        S,
+        NO,
+        "WRONG: partial (old verifier accepted one part)",
+    ),
+    ("\\frac{32}{9}$,$\\frac{1}{2}", "\\frac{32}{9}, 0.5", S, OK, "complete"),
+    ("f(x)=-1$,$f(x)=x+1", "f(x)=-1, f(x)=x+1", S, OK, "function list"),
+    ("f(x)=-1$,$f(x)=x+1", "f(x)=x+1", S, NO, "WRONG: partial function list"),
+    ("2^{-2 / 3}$, $8", "8, 2^{-2/3}", S, OK, "$, $ list"),
+    ("(-\\infty, 0) \\cup\\{1\\}$.", "(-\\infty,0)\\cup\\{1\\}", S, OK, "trailing $."),
+    ("221,$8", "221, 8", S, OK, "stray $ in a list"),
+    # --- percent ---------------------------------------------------------------------
+    ("20", "20.0\\%", S, OK, "percent restated: gold 20 means 20%"),
+    ("20", "20\\%", S, OK, "percent"),
+    ("0.2", "20\\%", S, OK, "percent value 0.2"),
+    ("0.2", "0.2\\%", S, NO, "WRONG: 0.2% is 0.002; a gold below 1 is a fraction"),
+    ("0.2", "2\\%", S, NO, "WRONG: 2% is neither 0.2 nor 2"),
+    ("17.5%", "17.5\\%", S, OK, "percent gold verbatim"),
+    ("17.5%", "17.5", S, OK, "percent gold, sign omitted"),
+    ("17.5%", "0.175", S, OK, "percent gold as a fraction"),
+    ("17.5%", "17.6", S, NO, "WRONG: different percentage"),
+    ("20", "20 \\text{ percent}", S, OK, "spelled out"),
+    # --- decoration ------------------------------------------------------------------
+    ("12", "12^{th}", S, OK, "ordinal"),
+    ("12", "12^{th}\\text{ grade}", S, OK, "ordinal and unit text"),
+    ("1", "1^{\\text{st}}", S, OK, "ordinal in \\text"),
+    ("2", "2nd", S, OK, "plain ordinal"),
+    ("3", "3th", S, OK, "not an ordinal suffix of 3 (kept), but math-verify strips `th` as a unit"),
+    ("\\text{(C)}", "\\text{(C) Plane}", S, OK, "choice letter with its text"),
+    ("\\text{(C)}", "(C)", S, OK, "choice letter"),
+    ("\\text{(C)}", "\\text{(B) Line}", S, NO, "WRONG: other letter"),
+    ("\\text{(C)}", "(C) or (D)", S, NO, "WRONG: two letters"),
+    ("5", "5\\text{ cm}", S, OK, "unit word"),
+    ("864 \\mbox{ inches}^2", "864", S, OK, "gold with a unit"),
+    ("5", "n \\equiv 5 \\pmod{17}", S, OK, "congruence"),
+    ("5", "x \\equiv 5 \\ (\\text{mod } 17)", S, OK, "congruence, (mod n)"),
+    (
+        "5",
+        "n \\equiv 22 \\pmod{17}",
+        S,
+        NO,
+        "WRONG: another residue representative is not the answer",
+    ),
+    ("x^2+1", "x²+1", S, OK, "Unicode superscript"),
+    ("\\pi", "π", S, OK, "Unicode pi"),
+    # --- variables are never stripped ------------------------------------------------
+    ("3x", "3x", S, OK, "variable kept"),
+    ("3", "3x", S, NO, "WRONG: x is not a unit"),
+    ("\\frac{37}{4} m", "\\frac{37}{4} m", S, OK, "m is a variable of the gold"),
+    ("\\frac{37}{4} m", "\\frac{37}{4}", S, NO, "WRONG: math-verify strips a trailing m as a unit"),
+    ("\\frac{1}{m} t", "\\frac{t}{m}", S, OK, "t is a variable, not tonnes"),
+    ("\\frac{1}{m} t", "\\frac{1}{m}", S, NO, "WRONG: missing t"),
+    ("6m", "6", S, NO, "WRONG: missing m"),
+    ("2ab", "2", S, NO, "WRONG: math-verify reads 2ab as 2"),
+    # --- structures ------------------------------------------------------------------
+    ("(1,2)", "[1,2]", S, NO, "WRONG: open vs closed"),
+    ("[1,2)", "[1, 2)", S, OK, "interval"),
+    ("t(0,4]", "(0,4]", S, OK, "gold typo t(0,4] is t in (0,4]"),
+    ("t(0,4]", "(0,4)", S, NO, "WRONG: other interval"),
+    ("\\left( 3, \\frac{\\pi}{2} \\right)", "(3, \\frac{\\pi}{2})", S, OK, "tuple"),
+    ("\\left( 3, \\frac{\\pi}{2} \\right)", "(3, 1.5707963)", S, OK, "tuple, approximate element"),
+    ("\\left( 3, \\frac{\\pi}{2} \\right)", "(3, 1.57)", S, NO, "WRONG: element off at 1e-3"),
+    ("(1e-20, 2)", "(2 \\times 10^{-20}, 2)", S, NO, "WRONG: tiny element 2x off"),
+    (
+        "\\begin{pmatrix} -1/3 \\\\ 2/3 \\end{pmatrix}",
+        "\\begin{pmatrix} -1/3 \\\\ 2/3 \\end{pmatrix}",
+        S,
+        OK,
+        "vector",
+    ),
+    ("6 - 5i", "6-5i", S, OK, "complex"),
+    ("6 - 5i", "6+5i", S, NO, "WRONG: conjugate"),
+    ("4x+5", "4x+5", S, OK, "symbolic via math-verify"),
+    ("4x+5", "4", S, NO, "WRONG: partial"),
+    ("x=5", "5", S, OK, "assignment gold"),
+    ("\\text{Evelyn}", "Evelyn", S, OK, "text answer"),
+    ("90^\\circ", "90", S, OK, "degrees"),
+    ("\\frac{\\pi}{3}", "60^\\circ", S, NO, "degrees never become radians"),
+    ("np.arcsin(10/13)", "\\arcsin(\\frac{10}{13})", S, OK, "numpy gold"),
+    ("E_{1},E_{2}", "E_1, E_2", S, OK, "E with a subscript is a name"),
+    (
+        "\\hbar \\omega(v+1 / 2)-\\frac{E_{0}^{2} e^{2}}{2 m \\omega^{2}}",
+        "2",
+        S,
+        NO,
+        "WRONG: this gold used to parse to 2",
+    ),
+    (
+        "f(x)=a x+b$, where $b$ is an arbitrary integer",
+        "f(x) = ax + b",
+        S,
+        OK,
+        "prose after the gold",
+    ),
+    ("42", "", S, NO, "empty answer"),
+]
+
+
+LENIENT_ROWS = [
+    # (text, finished, expected answer)
+    ("Thus the answer is 42.", True, "42"),
+    ("The answer is 7. Later: the final answer is $\\frac{1}{2}$.", True, "\\frac{1}{2}"),
+    ("Final Answer: 3.14", True, "3.14"),
+    ("**Answer:** 12", True, "12"),
+    ("blah\n#### 1,234", True, "1,234"),
+    ("so we get x = 3, and the total is **17**", True, "17"),
+    ("Answer: 5 because the sum is 5", True, "5"),
+    ("The answer is 42", False, None),  # unfinished/truncated: never
+    ("so x = 3 and y = 17", True, None),  # no anchor: never the last number
+    ("the answer is", True, None),
+    ("Therefore the final answer is \\(2\\sqrt{3}\\).", True, "2\\sqrt{3}"),
+]
+
+MB = 1_000_000
+HOSTILE = {
+    "digits": "1" * MB,
+    "e-notation chain": "1e1" * (MB // 3),
+    "spaces after digit": "1" + " " * MB,
+    "spaces then ^": "1" + " " * MB + "^",
+    "ordinal soup": "1^{" * (MB // 3),
+    "ordinal text soup": "1^{\\text{" * (MB // 9),
+    "text units": "5\\text{ cm}" * (MB // 11),
+    "unclosed text": "5\\text{" + "a" * MB,
+    "dollars": "$,$" * (MB // 3),
+    "dollar spaces": "$" + " " * MB,
+    "commas": "(" + "1," * (MB // 2),
+    "half-open": "t(" + "," * MB + "]",
+    "equiv": "\\equiv" * (MB // 6),
+    "pmod": "x \\equiv 5" + "\\pmod{" * (MB // 6),
+    "percent": "\\%" * (MB // 2),
+    "choice": "\\text{(C)" + " " * MB,
+    "superscripts": "x²" * (MB // 2),
+    "subscripts": "E_{\\text{" * (MB // 9),
+    "sub commands": "_{\\" + "a" * MB,
+    "digit i": "1i" * (MB // 2),
+    "letters": "1" + "a" * MB,
+    "np": "np." * (MB // 3),
+    "prose": "$ where" * (MB // 7),
+    "a./b": "1." * (MB // 2) + "/",
+    "anchors": "the answer is " * (MB // 14),
+    "answer colons": "answer" + ":" * MB,
+    "bold": "**1" * (MB // 3) + "**",
+    "unicode": "−×·π∞" * (MB // 5),
+}
+
+
+@pytest.mark.parametrize(("gold_text", "answer_text", "policy", "expected", "why"), ROWS)
+def test_verdict_table(
+    gold_text: str, answer_text: str, policy: str, expected: str, why: str
+) -> None:
+    strict, lenient, _ = verify(gold=gold_text, answer=answer_text)
+    got = (lenient or strict) if policy == L else strict
+    assert got == expected, why
+
+
+def test_the_table_covers_the_classes() -> None:
+    assert len(ROWS) >= 40 and sum("WRONG" in row[4] for row in ROWS) >= 20
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), gold.RULES)
+def test_gold_rules(name: str, text: str, expected: str) -> None:
+    assert str(gold.normalize_gold(text)) == expected, name
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), gold.SHARED_RULES)
+def test_spelling_rules_of_both_sides(name: str, text: str, expected: str) -> None:
+    assert gold.shared_spelling(text) == expected, name
+
+
+@pytest.mark.parametrize(("name", "text", "gold_text", "expected"), answer.RULES)
+def test_answer_rules(name: str, text: str, gold_text: str, expected: str) -> None:
+    assert answer.normalize_answer(text, gold_text) == expected, name
+
+
+def test_the_readme_documents_every_rule() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    for name, *_ in (*gold.RULES, *gold.SHARED_RULES, *answer.RULES):
+        assert f"| {name} |" in readme, name
+
+
+@pytest.mark.parametrize(("text", "finished", "expected"), LENIENT_ROWS)
+def test_lenient_extraction(text: str, finished: bool, expected: str | None) -> None:
+    got = extract_anchored(text) if finished else None  # eval never asks for a cut-off one
+    assert got == expected
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_megabyte_inputs_finish(name: str) -> None:
+    """Each rule on model text runs on 1 MB built to make regexes backtrack (a quadratic one
+    would take minutes; the test's time limit is the suite's)."""
+    text = HOSTILE[name]
+    answer.normalize_answer(text, "5")
+    answer.normalize_answer(text, "e^{t} m")
+    answer.normalize_answer(text, "\\text{(C)}")
+    extract_anchored(text)
