@@ -75,9 +75,10 @@ def _long_functions(path: Path, limit: int) -> list[str]:
     ]
 
 
-def test_size_and_shape() -> None:
+def test_shape() -> None:
+    """No module over 300 lines, at most 12 at the top level, at most 2 functions over 60
+    lines (the package's total size is a figure of `bench/bench_size.py`)."""
     lines = {path: len(path.read_text().splitlines()) for path in MODULES}
-    assert sum(lines.values()) <= 5000, f"the package is {sum(lines.values())} lines"
     top = [
         p for p in MODULES if p.parent == PACKAGE and p.name not in ("__init__.py", "__main__.py")
     ]
