@@ -245,6 +245,8 @@ def compare(
     if gold is None or answer is None:
         return None
     try:
+        if _varies_against_number(gold, answer) or _varies_against_number(answer, gold):
+            return False
         return bool(_cmp(gold, answer, rel_tol))
     except _Undecided:
         return None
@@ -252,6 +254,32 @@ def compare(
         return None
     except Exception:
         return None
+
+
+# Two points where a non-constant side must take clearly different values (positive, so roots
+# and logarithms stay real); one value per free symbol, in name order.
+_POINTS = ((0.6180339887, 0.1732050807), (1.4142135623, 0.2718281828))
+
+
+def _varies_against_number(expr: Any, number: Any) -> bool:
+    """`expr` has free symbols and takes clearly different values at two points, and `number`
+    is a numeric scalar: `expr` is not a constant, so it never equals `number` (`p - q`
+    against 7), decided without math-verify's `simplify`."""
+    if not isinstance(expr, sympy.Expr) or not expr.free_symbols or not _numeric_scalar(number):
+        return False
+    if not _small(expr):
+        return False
+    symbols = sorted(expr.free_symbols, key=lambda s: s.name)
+    values = []
+    for base, step in _POINTS:
+        subs = {s: sympy.Float(base + i * step, EVALF_DIGITS) for i, s in enumerate(symbols)}
+        value = expr.evalf(EVALF_DIGITS, subs=subs)
+        if not (value.is_number and value.is_extended_real and value.is_finite):
+            return False
+        values.append(mpmath.mpf(str(value)))
+    with mpmath.workdps(EVALF_DIGITS):
+        scale = max(abs(values[0]), abs(values[1]), mpmath.mpf(1))
+        return bool(abs(values[0] - values[1]) > mpmath.mpf("1e-3") * scale)
 
 
 def numeric_value(expr: Any) -> Num | None:
