@@ -89,9 +89,10 @@ def judge_files(
         replies[reply.key] = reply.text or (reply.error or "")
         if reply.error and len(errors) < 3:
             errors.append(reply.error)
-        if reply.verdict is not None:
+        if reply.error is None:  # a reply, with or without a verdict: kept; errors are not
+            status = {"yes": "correct", "no": "incorrect"}.get(reply.verdict or "", "no_answer")
             verdict = Verdict(
-                key=reply.key, status="correct" if reply.verdict == "yes" else "incorrect",
+                key=reply.key, status=status,  # type: ignore[arg-type]
                 pred=question.answer, gold=question.gold, detail=reply.text[-2000:],
             )  # fmt: skip
             asking.known[reply.key] = verdict
@@ -107,11 +108,10 @@ def judge_files(
         per_file: dict[int, tuple[str | None, str]] = {}
         for i, key in file_keys.items():
             verdict = asking.known.get(key)
-            if verdict is None:
+            yes_no = {"correct": "yes", "incorrect": "no"}.get(verdict.status) if verdict else None
+            if yes_no is None:
                 judged.unparsed.add(key)
-                per_file[i] = (None, replies.get(key, ""))
-            else:
-                per_file[i] = ("yes" if verdict.status == "correct" else "no", verdict.detail or "")
+            per_file[i] = (yes_no, verdict.detail or "" if verdict else replies.get(key, ""))
         judged.samples.append(per_file)
     return judged
 

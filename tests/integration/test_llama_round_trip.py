@@ -94,8 +94,8 @@ def test_length_is_recorded_and_counted_truncated(tiny_server: LlamaServer, tmp_
 
 def test_the_judge_round_trip(tiny_server: LlamaServer, tmp_path: Path) -> None:
     """eval --judge-url against the real server: random text answers, so most replies carry no
-    verdict: they are counted as unparsed and the rules' verdicts stand; a rerun asks again
-    only those (a verdict, if any, is cached)."""
+    verdict: they are counted as unparsed and the rules' verdicts stand; every reply is
+    cached, so a rerun asks nothing."""
     from tests.integration.conftest import TINY, run
     from tests.support.synthetic import generation, write_jsonl
 
@@ -120,5 +120,5 @@ def test_the_judge_round_trip(tiny_server: LlamaServer, tmp_path: Path) -> None:
     second = run(cmd)
     assert second.returncode == 0, second.stderr[-3000:]
     again = json.loads(result.read_text())["tasks"][0]["judge"]
-    assert again["asked"] == 6 and again["unparsed"] == judge["unparsed"]
-    assert f"about {judge['unparsed']} answers" in second.stderr  # only those are asked again
+    assert again == judge
+    assert "judge: asking" not in second.stderr
