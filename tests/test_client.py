@@ -138,3 +138,20 @@ def test_a_trickling_stream_is_cut_at_the_deadline_the_read_timeout_never_trips(
         assert srv.stats["POST /v1/chat/completions"] == 2
         (got,) = _run(_config([srv.url], True, deadline=30.0), _body(True, max_tokens=8))
         assert got.reply.finish_reason == "length"
+
+
+def test_a_kept_alive_connection_the_server_closed_is_replaced_at_once() -> None:
+    """llama-server closes a kept-alive connection after a stream: the next request finds it
+    closed before any answer. That is retried at once on a new connection, with no backoff,
+    no retry counted and no failure held against the endpoint."""
+
+    async def two(config: ClientConfig) -> tuple[int, int]:
+        async with ChatClient(config) as client:
+            await client.complete(_body(True))
+            await client.complete(_body(True, 2))
+            return client.retries, client.endpoints[0].failures
+
+    with serve(schedule={0: "close_after"}) as srv:
+        config = _config([srv.url], True, max_workers=1, backoff_base=30.0, backoff_max=30.0)
+        assert asyncio.run(two(config)) == (0, 0)
+        assert srv.stats["dropped after close_after"] == 1

@@ -66,3 +66,22 @@ def test_llama_server_command_line(tmp_path: Path) -> None:
     assert cmd[cmd.index("-c") + 1] == "3000" and cmd[cmd.index("--parallel") + 1] == "3"
     assert cmd[cmd.index("--host") + 1] == "127.0.0.1" and "--no-repack" in cmd
     assert server.base_url == f"http://127.0.0.1:{server.port}/v1"
+
+
+def test_the_build_says_its_progress_from_cmakes_marks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What `make demo` shows while llama-server builds: cmake's `[ NN%]` marks read from the
+    build log as it grows, with the time left at the rate so far."""
+    assert llama_build.build_percent(b"[  3%] Building C\n[ 40%] Linking\nnote\n") == 40
+    assert llama_build.build_percent(b"-- Configuring done\n") is None
+    assert llama_build.progress_line(40, 120) == (
+        "building llama-server: 40% after 2 min, about 3 min left"
+    )
+    step = "import time\nfor p in (10, 50, 90):\n    print(f'[ {p}%] x', flush=True)\n"
+    step += "    time.sleep(0.7)\n"
+    llama_build._run([sys.executable, "-c", step], tmp_path / "build.log", every_s=0.6)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and all(line.startswith("building llama-server: ") for line in lines)
+    assert {line.split(":")[1].split("%")[0].strip() for line in lines} <= {"10", "50", "90"}
+    assert "[ 90%] x" in (tmp_path / "build.log").read_text()

@@ -145,6 +145,8 @@ class ChatClient:
             try:
                 reply = await self._attempt(ep, body, start)
             except Transient as exc:
+                if exc.dropped and attempt < cfg.max_retries:  # not the server's fault
+                    continue
                 ep.failed(several, cfg.backoff_max, exc.connect)
                 last = ep
                 if attempt == cfg.max_retries:
@@ -176,7 +178,12 @@ class ChatClient:
         # cost ~30% of the client's CPU per request, and a chat request needs none of them
         request = self.http.build_request("POST", ep.url + "/chat/completions", content=body)
         try:
-            resp = await self.transport.handle_async_request(request)
+            try:
+                resp = await self.transport.handle_async_request(request)
+            except BROKEN as exc:  # llama-server closes a kept-alive connection after a stream
+                connect = _is_connect(exc)  # refused, unresolvable: back off as usual
+                dropped = not connect and any(isinstance(e, _DROPPED) for e in _chain(exc))
+                raise Transient(describe(exc), connect=connect, dropped=dropped) from None
             try:
                 if resp.status_code != 200:
                     raw = await resp.aread()
@@ -213,6 +220,8 @@ async def _read_stream(resp: Any, start: float) -> Reply:
 # Transport errors: httpx's, and aiohttp's where httpx-aiohttp lets them through (body reads).
 BROKEN = (httpx.TransportError, aiohttp.ClientError)
 _CONNECT = (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError, httpx.ConnectError)
+# a reused connection the server had closed: the request could not be written, or no answer
+_DROPPED = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

@@ -34,9 +34,13 @@ class FatalServerError(ChatFailure):
 class Transient(Exception):
     """Worth retrying: 408/429/5xx, broken or timed-out connections, malformed replies."""
 
-    def __init__(self, message: str, retry_after: float = 0.0, connect: bool = False) -> None:
+    def __init__(
+        self, message: str, retry_after: float = 0.0, connect: bool = False, dropped: bool = False
+    ) -> None:
         super().__init__(message)
         self.retry_after, self.connect = retry_after, connect
+        # a kept-alive connection the server had closed, found before any answer: retry at once
+        self.dropped = dropped
 
 
 @dataclass

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -77,11 +78,41 @@ def ensure_llama_server(*, jobs: int | None = None) -> Path:
     return cached_binary()
 
 
-def _run(cmd: list[str], logfile: Path) -> None:
+_PERCENT = re.compile(rb"^\[\s*(\d{1,3})%\]", re.MULTILINE)
+
+
+def build_percent(log_tail: bytes) -> int | None:
+    """The last `[ NN%]` progress mark cmake printed in this piece of the build log."""
+    found = _PERCENT.findall(log_tail)
+    return int(found[-1]) if found else None
+
+
+def progress_line(percent: int, elapsed_s: float) -> str:
+    """`building llama-server: 40% after 2 min, about 3 min left` (the rate so far)."""
+    line = f"building llama-server: {percent}% after {elapsed_s / 60:.0f} min"
+    if 0 < percent < 100:
+        left = elapsed_s * (100 - percent) / percent
+        line += f", about {max(1, round(left / 60))} min left"
+    return line
+
+
+def _run(cmd: list[str], logfile: Path, every_s: float = 0.0) -> None:
+    """Run `cmd` with its output in `logfile`; with `every_s`, say the build's progress on
+    stderr that often (cmake's `[ NN%]` marks)."""
     with open(logfile, "a") as out:
         out.write(f"\n$ {' '.join(cmd)}\n")
         out.flush()
-        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, check=False)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        began = last = time.monotonic()
+        while proc.poll() is None:
+            time.sleep(0.5)
+            if every_s and time.monotonic() - last >= every_s:
+                last = time.monotonic()
+                with open(logfile, "rb") as log_file:
+                    log_file.seek(max(0, logfile.stat().st_size - 4096))
+                    percent = build_percent(log_file.read())
+                if percent is not None:
+                    print(progress_line(percent, last - began), file=sys.stderr, flush=True)
     if proc.returncode != 0:
         raise BuildError(f"`{' '.join(cmd[:3])} ...` failed ({proc.returncode}); see {logfile}")
 
@@ -112,7 +143,8 @@ def _build(root: Path, jobs: int) -> None:
             os.replace(Path(tmp) / top, src)
     build = root / "build"
     _run(["cmake", "-S", str(src / "llama.cpp"), "-B", str(build), *CMAKE_FLAGS], logfile)
-    _run(["cmake", "--build", str(build), "--target", "llama-server", f"-j{jobs}"], logfile)
+    target = ["cmake", "--build", str(build), "--target", "llama-server", f"-j{jobs}"]
+    _run(target, logfile, every_s=float(os.environ.get("LLAMA_PROGRESS_S", "20")))
     if not cached_binary().is_file():
         raise BuildError(f"the build finished but {cached_binary()} is missing; see {logfile}")
     (root / "built.stamp").write_text(f"{time.monotonic() - started:.0f} s\n")
