@@ -138,17 +138,24 @@ def test_demo_script_runs_resumes_and_stops_its_server(tiny_model: Path, tmp_pat
     out = tmp_path / "demo"
     env = script_env(
         tmp_path, DEMO_MODEL=str(tiny_model), DEMO_PYTHON=sys.executable, DEMO_OUT=str(out),
-        DEMO_N="1", DEMO_MATH500="3", DEMO_MAX_TOKENS="8",
+        DEMO_N="2", DEMO_GPQA="3", DEMO_MAX_TOKENS="8",
     )  # fmt: skip
     cmd = ["bash", str(SCRIPTS / "demo.sh")]
     first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert first.returncode == 0, first.stderr[-3000:]
     result = json.loads((out / "tiny" / "scores.json").read_text())
-    assert {t["task"]: t["n_problems"] for t in result["tasks"]} == {"aime24": 30, "math500": 3}
+    assert {t["task"]: t["n_problems"] for t in result["tasks"]} == {
+        "aime24": 30, "gpqa_diamond": 3,
+    }  # fmt: skip
     assert all(t["complete"] for t in result["tasks"])
     assert not (out / "logs" / "server.pid").exists()  # the trap stopped the server
-    files = [out / "tiny" / f"{task}.jsonl" for task in ("aime24", "math500")]
+    report = out / "tiny" / "report.html"
+    assert f"report       file://{report}" in first.stderr  # the summary names it
+    assert "scripts/model_server.sh" in first.stderr and "resumes" in first.stderr
+    files = [out / "tiny" / f"{task}.jsonl" for task in ("aime24", "gpqa_diamond")]
     before = [f.read_bytes() for f in files]
+    report.unlink()
     again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert again.returncode == 0, again.stderr[-3000:]
     assert [f.read_bytes() for f in files] == before  # resumed: nothing regenerated
+    assert report.exists()  # the report is written again
