@@ -16,7 +16,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -240,34 +240,47 @@ class JsonlAppender:
         self.close()
 
 
-def write_json_atomic(
-    path: str | Path, data: BaseModel | dict[str, Any] | list[Any], indent: int | None = 2
-) -> None:
-    """Write JSON to `path` through a temporary file and a rename: never half a file."""
+@contextlib.contextmanager
+def atomic_file(path: str | Path) -> Iterator[BinaryIO]:
+    """A file written whole or not at all: a temporary file beside `path`, synced and renamed
+    over it when the block ends without error (an earlier file stays otherwise)."""
     path = Path(path)
-    if isinstance(data, BaseModel):
-        text = data.model_dump_json(indent=indent)
-    else:
-        text = json.dumps(data, indent=indent, ensure_ascii=False)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise OutputError(f"{path}: cannot write: {exc.strerror}") from None
     try:
         os.fchmod(fd, _mode_for(path))
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise OutputError(f"{path}: cannot write: {exc.strerror}") from None
+        if isinstance(exc, OSError):
+            raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        raise
+
+
+def write_json_atomic(
+    path: str | Path, data: BaseModel | dict[str, Any] | list[Any], indent: int | None = 2
+) -> None:
+    """Write JSON to `path` whole or not at all (`atomic_file`)."""
+    if isinstance(data, BaseModel):
+        text = data.model_dump_json(indent=indent)
+    else:
+        text = json.dumps(data, indent=indent, ensure_ascii=False)
+    with atomic_file(path) as handle:
+        handle.write(text.encode() + b"\n")
 
 
 def _mode_for(path: Path) -> int:
-    """The permissions of the file replaced, else rw-r--r-- (a temporary file is rw-------)."""
+    """The permissions of the file replaced, else what a new file gets under the umask (a
+    temporary file is rw-------)."""
     try:
         return path.stat().st_mode & 0o777
     except OSError:
-        return 0o644
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

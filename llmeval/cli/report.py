@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +14,7 @@ from llmeval.cli.eval import add_judging_options, options_from_args
 from llmeval.errors import OutputError, UsageError
 from llmeval.evaluate.run import EvalResult, run_eval
 from llmeval.evaluate.table import EvalProgress
+from llmeval.files import atomic_file
 
 if TYPE_CHECKING:  # the HTML side loads when `report` runs, not for every command
     from llmeval.report.data import Run
@@ -71,21 +70,6 @@ def _meta(run: Run, result: EvalResult, baseline: Run | None) -> dict[str, str]:
     return meta
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write a text file whole or not at all (temp file in the same folder, then rename)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8", "replace"))
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a report is for sharing
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-
-
 def run(args: argparse.Namespace) -> int:
     """Judge the run (and the baseline), build the report, write it."""
     if args.out.is_dir():
@@ -103,7 +87,12 @@ def run(args: argparse.Namespace) -> int:
         if baseline.label == current.label:
             baseline.label += " (baseline)"
     page = render_report(current, _meta(current, result, baseline), baseline, not args.no_compress)
-    write_text_atomic(args.out, page)
+    try:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
+    with atomic_file(args.out) as handle:
+        handle.write(page.encode("utf-8", "replace"))
     log.info(
         "report: %s (%.1f MB, %d samples, %.1f s)",
         args.out, len(page) / 1e6, len(current.samples), time.monotonic() - started,

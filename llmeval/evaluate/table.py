@@ -3,8 +3,7 @@ and the progress display (a rich bar on a terminal, plain lines otherwise)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
+import json
 import sys
 import time
 from pathlib import Path
@@ -14,9 +13,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from llmeval.errors import OutputError
 from llmeval.evaluate.run import EvalResult
-from llmeval.files import JsonlAppender, write_json_atomic
+from llmeval.files import atomic_file, write_json_atomic
 from llmeval.records import ScoreReport, TaskScore
 
 if TYPE_CHECKING:
@@ -123,25 +121,11 @@ def write_result(path: Path, report: ScoreReport) -> None:
 
 
 def export_verdicts(path: Path, result: EvalResult) -> int:
-    """One JSON line per sample (`--export-verdicts`), written whole through a temporary file
-    and a rename (an earlier export stays if writing fails); returns the lines written."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.unlink(missing_ok=True)
-        lines = _export_rows(tmp, result)
-        os.replace(tmp, path)
-    except (OSError, OutputError) as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        if isinstance(exc, OutputError):  # name the file asked for, not the temporary one
-            raise OutputError(str(exc).replace(str(tmp), str(path))) from None
-        raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    return lines
-
-
-def _export_rows(path: Path, result: EvalResult) -> int:
+    """One JSON line per sample (`--export-verdicts`), written whole (`atomic_file`: an
+    earlier export stays if writing fails); returns the lines written."""
     judged = result.judged
-    with JsonlAppender(path) as out:
+    lines = 0
+    with atomic_file(path) as out:
         for f, (source, statuses) in enumerate(zip(result.files, result.statuses, strict=True)):
             for i, (sample, status) in enumerate(zip(source.samples, statuses, strict=True)):
                 row: dict[str, Any] = {
@@ -157,8 +141,9 @@ def _export_rows(path: Path, result: EvalResult) -> int:
                 }
                 if judged is not None:
                     row["judge"] = judged.samples[f].get(i, (None, ""))[0]
-                out.write(row)
-        return out.lines_written
+                out.write(json.dumps(row, ensure_ascii=False).encode("utf-8", "replace") + b"\n")
+                lines += 1
+    return lines
 
 
 class EvalProgress:
