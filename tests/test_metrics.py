@@ -14,6 +14,7 @@ from llmeval.evaluate.metrics import (
     group_by_problem,
     ks_up_to,
     maj_at_k,
+    majority_winner,
     pass_at_k,
     sample_stderr,
     summarize,
@@ -201,7 +202,9 @@ def test_maj_at_k_agrees_with_majority_winner_block_by_block() -> None:
     """The fast maj@k (labels counted per block) against the vote rule written out."""
     import random
 
-    from llmeval.evaluate.metrics import majority_correct
+    def majority_correct(block: list[Outcome]) -> bool:
+        winner = majority_winner(block)
+        return winner is not None and winner.correct
 
     rng = random.Random(1)
     for _ in range(3000):

@@ -48,14 +48,18 @@ def _is_generation_file(path: Path) -> bool:
 
 def _is_verdict_export(path: Path) -> bool:
     """Whether the first row looks like an `--export-verdicts` line (status, pred, no gen)."""
+    row = _first_row(path)
+    return {"status", "correct", "pred"} <= row.keys() and "gen" not in row
+
+
+def _first_row(path: Path) -> dict[str, Any]:
+    """The first line of a file as a JSON object; {} when it is not one."""
     try:
         with path.open("rb") as handle:
             row = json.loads(handle.readline() or b"{}")
     except (OSError, ValueError, RecursionError):
-        return False
-    return (
-        isinstance(row, dict) and {"status", "correct", "pred"} <= row.keys() and "gen" not in row
-    )
+        return {}
+    return row if isinstance(row, dict) else {}
 
 
 def read_spec(path: Path) -> RunSpec | None:
@@ -81,21 +85,11 @@ def resolve_task(path: Path, flag: str | None, spec: RunSpec | None) -> Task:
         task = get_task(spec.task)
         if task is not None:
             return task
-    task = task_from_filename(path) or _first_row_task(path)
+    name = _first_row(path).get("task")  # our records carry `task`
+    task = task_from_filename(path) or (get_task(name) if isinstance(name, str) else None)
     if task is None:
         raise InputError(path, "cannot tell the task from the file name; pass --task NAME")
     return task
-
-
-def _first_row_task(path: Path) -> Task | None:
-    """The task named by the first row (our records carry `task`), if any."""
-    try:
-        with path.open("rb") as handle:
-            row = json.loads(handle.readline() or b"{}")
-    except (OSError, ValueError, RecursionError):
-        return None
-    name = row.get("task") if isinstance(row, dict) else None
-    return get_task(name) if isinstance(name, str) else None
 
 
 @lru_cache(maxsize=16)

@@ -78,12 +78,6 @@ def _winning_class(labels: Sequence[str | None]) -> str | None:
     return next(c for c, n in counts.items() if n == best)
 
 
-def majority_correct(block: Sequence[Outcome]) -> bool:
-    """Whether the majority answer of `block` is right (see `majority_winner`)."""
-    winner = majority_winner(block)
-    return winner is not None and winner.correct
-
-
 def maj_at_k(samples: Sequence[Outcome], k: int) -> float:
     """maj@k of one problem: the mean over the disjoint blocks of k consecutive samples
     (by sample_idx; a last partial block is left out) of whether the block's majority is right."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
-from fractions import Fraction
 from typing import Any
 
 import mpmath
@@ -18,36 +17,17 @@ _DECIMAL_TEXT = re.compile(r"^\s*+(-?)(\d*+)\.(\d++)\s*+$")
 
 
 def _gold_mpf(gold_value: Any) -> Any:
-    """An mpf (40 digits) for a sympy numeric expression, Fraction, int, float or Decimal."""
+    """A non-integer real numeric gold (a sympy expression) as an mpf; None for anything else
+    (integer golds are never approximated: `12.0001` is not 12)."""
+    num = numeric_value(gold_value)
+    if num is None:
+        return None
+    exact = num.exact
+    if exact is not None and exact[1] == 0 and exact[0].denominator == 1:
+        return None
     with mpmath.workdps(40):
-        if isinstance(gold_value, (int, Fraction)):
-            value = Fraction(gold_value)
-            return mpmath.mpf(value.numerator) / value.denominator
-        if isinstance(gold_value, (float, Decimal)):
-            return mpmath.mpf(str(gold_value))
-        num = numeric_value(gold_value)
-        if num is None:
-            return None
         value = num.mp()
-        if value.imag != 0:
-            return None
-        return value.real
-
-
-def _is_integer(gold_value: Any) -> bool:
-    if isinstance(gold_value, int):
-        return True
-    if isinstance(gold_value, Fraction):
-        return gold_value.denominator == 1
-    if getattr(gold_value, "is_Integer", False):
-        return True
-    try:
-        num = numeric_value(gold_value)
-    except Exception:
-        return False
-    return bool(
-        num and num.exact is not None and num.exact[1] == 0 and num.exact[0].denominator == 1
-    )
+    return value.real if value.imag == 0 and mpmath.isfinite(value.real) else None
 
 
 def approx_equal(gold_value: Any, answer_text: str) -> bool:
@@ -62,13 +42,8 @@ def approx_equal(gold_value: Any, answer_text: str) -> bool:
     digits = (whole + frac).lstrip("0")
     if len(digits) < MIN_SIGNIFICANT:
         return False
-    try:
-        if _is_integer(gold_value):
-            return False
-        gold = _gold_mpf(gold_value)
-    except Exception:
-        return False
-    if gold is None or not mpmath.isfinite(gold):
+    gold = _gold_mpf(gold_value)
+    if gold is None:
         return False
     answer = Decimal(f"{sign}{whole or '0'}.{frac}")
     with mpmath.workdps(40):

@@ -33,15 +33,7 @@ from typing import Any
 
 import mpmath
 import sympy
-from sympy import (
-    Add,
-    Float,
-    Integer,
-    Mul,
-    Pow,
-    Rational,
-    UnevaluatedExpr,
-)
+from sympy import Add, Float, Integer, Mul, Pow, Rational, UnevaluatedExpr
 
 STRICT_REL_TOL = 1e-6
 EVALF_DIGITS = 30

@@ -22,10 +22,10 @@ from importlib import metadata
 from typing import Any, Literal
 
 from llmeval.records import VerdictStatus
+from llmeval.tasks import AnswerKind
 from llmeval.verify.answer import normalize_answer
 from llmeval.verify.gold import normalize_gold
 
-AnswerKind = Literal["math", "choice"]
 Policy = Literal["strict", "lenient"]
 POLICIES: tuple[Policy, ...] = ("strict", "lenient")
 # Bump when anything below changes a verdict: every cached verdict of that policy then misses.
