@@ -4,6 +4,7 @@ then the worker pool for the distinct misses), and fold the verdicts into per-ta
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,19 +101,21 @@ def _cache_file(options: EvalOptions, path: Path) -> Path | None:
 
 
 def _collect(files: list[InputFile], options: EvalOptions, cache: VerdictCache) -> _Judging:
-    """Every distinct pair the samples need, judged from the cache or quickly where possible."""
+    """Every distinct pair the samples need, judged from the cache or quickly where possible.
+    A sample needs one pair: its boxed answer, else (lenient) its anchored one."""
     judging = _Judging()
     for source in files:
         cache_file = _cache_file(options, source.path)
         kind = source.task.kind
-        for sample in source.samples:
-            if not sample.gold:
-                continue
-            for answer in {answer_for(sample, p) for p in POLICIES} - {None}:
-                pair = (kind, sample.gold, answer)
-                _need(judging, pair, cache, cache_file)
-                if pair in judging.tasks:
-                    judging.waiting[pair] += 1
+        pairs = Counter(
+            (kind, s.gold, s.pred if s.pred is not None else s.anchored)
+            for s in source.samples
+            if s.gold and (s.pred is not None or s.anchored is not None)
+        )
+        for pair, count in pairs.items():
+            _need(judging, pair, cache, cache_file)  # type: ignore[arg-type]
+            if pair in judging.tasks:
+                judging.waiting[pair] += count  # type: ignore[index]
     return judging
 
 
@@ -126,7 +129,9 @@ def _need(judging: _Judging, pair: Pair, cache: VerdictCache, cache_file: Path |
     if known is None:
         quick = quick_status(*pair)
         if quick is not None:
-            judging.known[pair] = {p: Verdict(key="", status=quick) for p in POLICIES}
+            judging.known[pair] = {
+                p: Verdict.model_construct(key="", status=quick) for p in POLICIES
+            }
             return
         hits = {p: cache.get(verdict_key(*pair, p)) for p in POLICIES}
         if None in hits.values():

@@ -1,7 +1,8 @@
 """The verification policies over math-verify; the verifier id (versions + policy) keys the cache.
 
-The only home of math-verify, latex2sympy2_extended and sympy. They are imported lazily, so
-a fully cached eval never pays for them. Model text reaches nothing but `math_verify.parse`.
+The only home of math-verify, latex2sympy2_extended and sympy. They are imported lazily, as
+are the rules of `gold.py` and `answer.py`, so a fully cached eval never pays for them. Model
+text reaches nothing but `math_verify.parse`.
 
 - strict: the final boxed answer, normalised (`answer.py`), against the normalised gold
   (`gold.py`); numbers compare exactly or within a relative 1e-6 (`numbers.py`), anything
@@ -23,8 +24,6 @@ from typing import Any, Literal
 
 from llmeval.records import VerdictStatus
 from llmeval.tasks import AnswerKind
-from llmeval.verify.answer import normalize_answer
-from llmeval.verify.gold import normalize_gold
 
 Policy = Literal["strict", "lenient"]
 POLICIES: tuple[Policy, ...] = ("strict", "lenient")
@@ -120,6 +119,8 @@ def _math_verify() -> Any:
 def parse_gold(gold: str) -> list[Any]:
     """The gold answer normalised (`gold.py`) and parsed once (LaTeX, then plain expressions,
     whose parser is Python's `eval`: trusted text only); [] when empty or unreadable."""
+    from llmeval.verify.gold import normalize_gold
+
     latex = normalize_gold(gold)
     if latex is None:
         return []
@@ -164,6 +165,7 @@ def verify(
     if not gold_parsed:  # counted and named by eval; never silently wrong
         same = "".join(gold.split()) == "".join(answer.split())
         return ("correct" if same else "incorrect"), None, GOLD_UNPARSED
+    from llmeval.verify.answer import normalize_answer
     from llmeval.verify.lenient import approx_equal
     from llmeval.verify.matching import STRICT_REL_TOL, compare, first_expr
 
@@ -207,5 +209,7 @@ def warm_up() -> None:
         return
     for gold, answer in _WARM_PAIRS:
         verify(gold=gold, answer=answer)
+    from llmeval.verify.answer import normalize_answer
+
     normalize_answer("2.45e6 \\text{ cm}", "2")
     _warm = True
