@@ -126,12 +126,16 @@ def test_the_forkserver_starts_deaf_to_ctrl_c_and_eval_does_not() -> None:
     """A terminal's Ctrl-C reaches the whole process group; the forkserver starts with SIGINT
     blocked (inherited by its workers), while the eval process still gets it."""
     code = (
-        "import os, json\n"
+        "import os, json, time\n"
         "from llmeval.verify.pool import prestart\n"
         "from tests.support.procs import children_status\n"
         "prestart()\n"
         "own = open('/proc/self/status').read()\n"
-        "print(json.dumps({'self': own, **children_status(os.getpid())}))\n"
+        "for _ in range(500):  # forked at once, but its command line is ours until it execs\n"
+        "    children = children_status(os.getpid())\n"
+        "    if any('forkserver' in cmd for cmd in children): break\n"
+        "    time.sleep(0.01)\n"
+        "print(json.dumps({'self': own, **children}))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     statuses = json.loads(done.stdout)
