@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
+import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from llmeval.errors import InputError, OutputError
@@ -97,13 +98,18 @@ def read_dicts(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def loads_text(body: bytes) -> Any:
-    """`json.loads`, with lone surrogates (which Python's json writes as `\\ud800` and reads
-    back) replaced by U+FFFD: such strings could be neither encoded nor written again."""
+    """A JSON value, parsed by pydantic-core (twice as fast as `json`); lone surrogates (which
+    Python's json writes as `\\ud800`) are read by `json` and replaced by U+FFFD: such strings
+    could be neither encoded nor written again."""
     try:
-        value = json.loads(body)
+        return pydantic_core.from_json(body)
+    except ValueError:
+        if not _SURROGATE_ESCAPE.search(body):
+            raise
+    try:
+        return _replace_surrogates(json.loads(body))
     except RecursionError:  # 100,000 nested brackets: a bad line, not a crash
         raise ValueError("nested too deeply") from None
-    return _replace_surrogates(value) if _SURROGATE_ESCAPE.search(body) else value
 
 
 # `\ud800`-`\udfff` escapes: what Python's json.dumps writes for a lone surrogate.

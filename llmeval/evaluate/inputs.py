@@ -9,12 +9,9 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict
 
 from llmeval.errors import InputError
 from llmeval.evaluate.extract import (
@@ -25,7 +22,7 @@ from llmeval.evaluate.extract import (
     is_truncated,
 )
 from llmeval.evaluate.files import META_FIELDS, problem_meta, read_spec, resolve_task
-from llmeval.files import read_dicts, read_models
+from llmeval.files import read_dicts
 from llmeval.tasks import Task
 
 log = logging.getLogger("llmeval")
@@ -135,36 +132,6 @@ class _RowReader:
         return pid, idx
 
 
-class _Row(BaseModel):
-    """The fields `eval` reads from a row (ours or upstream); parsing only these is fast."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    problem_id: Any = None
-    sample_idx: Any = None
-    doc_id: Any = None
-    sample_index: Any = None
-    prompt: Any = None
-    answer: Any = None
-    gen: Any = None
-    reasoning: Any = None
-    reasoning_content: Any = None
-    finish_reason: Any = None
-    usage: Any = None
-    meta: Any = None
-    subject: Any = None
-    level: Any = None
-
-
-def _rows(path: Path, answer_key: str, response_key: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Rows as dicts; with the default keys only the fields eval reads are parsed."""
-    if (answer_key, response_key) != ("answer", "gen"):
-        yield from read_dicts(path)
-        return
-    for lineno, row in read_models(path, _Row):
-        yield lineno, row.model_dump(exclude_unset=True)
-
-
 def _meta(row: dict[str, Any]) -> dict[str, Any]:
     meta = dict(row["meta"]) if isinstance(row.get("meta"), dict) else {}
     for name in ("subject", "level"):
@@ -183,7 +150,7 @@ def read_input(
     reader = _RowReader(path, task, answer_key, response_key)
     seen: dict[tuple[str, int], int] = {}
     first_repeat = ""
-    for lineno, row in _rows(path, answer_key, response_key):
+    for lineno, row in read_dicts(path):
         sample = reader.sample(lineno, row)
         pair = (sample.problem_id, sample.sample_idx)
         if pair in seen:
