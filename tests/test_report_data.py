@@ -7,7 +7,6 @@ import math
 import pytest
 
 from llmeval.evaluate import metrics
-from llmeval.report.compare import paired_diff
 from llmeval.report.data import (
     ReportSample,
     default_caps,
@@ -15,10 +14,12 @@ from llmeval.report.data import (
     group_problems,
     length_cap_curve,
     length_histograms,
+    paired_diff,
     pass_maj_curve,
+    percentile,
+    serving_figures,
     stderr_curve,
 )
-from llmeval.report.serving import percentile, serving_figures
 
 
 def _s(pid: str, idx: int, status: str, **kw) -> ReportSample:

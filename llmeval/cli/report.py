@@ -7,7 +7,6 @@ import logging
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from llmeval import __version__
 from llmeval.cli.eval import add_judging_options, options_from_args
@@ -15,9 +14,6 @@ from llmeval.errors import OutputError, UsageError
 from llmeval.evaluate.run import EvalResult, run_eval
 from llmeval.evaluate.table import EvalProgress
 from llmeval.files import atomic_file
-
-if TYPE_CHECKING:  # the HTML side loads when `report` runs, not for every command
-    from llmeval.report.data import Run
 
 log = logging.getLogger("llmeval")
 
@@ -31,43 +27,25 @@ def register(sub: argparse._SubParsersAction) -> None:
         "write one HTML file: scores, pictures, every sample, a comparison with --baseline, "
         "serving figures. No network needed to view it.",
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="generation files, folders, globs")
-    parser.add_argument("--out", "-o", type=Path, default=Path("report.html"), help="the HTML file")
-    parser.add_argument(
-        "--baseline", nargs="+", metavar="PATH", default=[], help="run to compare with"
-    )
-    parser.add_argument("--label", help="name of the run in the report (default: its model)")
-    parser.add_argument("--baseline-label", help="name of the baseline (default: its model)")
+    add = parser.add_argument
+    add("paths", nargs="+", metavar="PATH", help="generation files, folders, globs")
+    add("--out", "-o", type=Path, default=Path("report.html"), help="the HTML file")
+    add("--baseline", nargs="+", metavar="PATH", default=[], help="run to compare with")
+    add("--label", help="name of the run in the report (default: its model)")
+    add("--baseline-label", help="name of the baseline (default: its model)")
     add_judging_options(parser)
-    parser.add_argument(
-        "--no-compress", action="store_true",
-        help="embed texts as plain JSON (bigger file) instead of gzip+base64",
-    )  # fmt: skip
+    add("--no-compress", action="store_true",
+        help="embed texts as plain JSON (bigger file) instead of gzip+base64")  # fmt: skip
     parser.set_defaults(func=run, input_path=[])
 
 
 def _judge(args: argparse.Namespace, paths: list[str]) -> EvalResult:
     args.paths = paths
-    options = options_from_args(args)
     progress = EvalProgress(enabled=not (args.no_progress or args.quiet))
     try:
-        return run_eval(options, progress)
+        return run_eval(options_from_args(args), progress)
     finally:
         progress.close()
-
-
-def _meta(run: Run, result: EvalResult, baseline: Run | None) -> dict[str, str]:
-    meta = {
-        "model": run.label,
-        "files": ", ".join(str(f.path) for f in result.files),
-        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "llmeval": result.report.llmeval_version or __version__,
-        "verifier": result.report.verifier,
-        "verdicts": f"{result.report.cache.hits} cached, {result.report.cache.new} verified now",
-    }
-    if baseline is not None:
-        meta["baseline"] = baseline.label
-    return meta
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,18 +53,28 @@ def run(args: argparse.Namespace) -> int:
     if args.out.is_dir():
         raise UsageError(f"--out {args.out} is a folder; give a file name")
     started = time.monotonic()
-    result = _judge(args, list(args.paths))
+    result = _judge(args, args.paths)
+    # the HTML side loads when `report` runs, not for every command
     from llmeval.report.html import render_report
     from llmeval.report.inputs import run_from_eval
 
     current = run_from_eval(result, args.label, args.response_key)
+    meta = {
+        "model": current.label,
+        "files": ", ".join(str(f.path) for f in result.files),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "llmeval": result.report.llmeval_version or __version__,
+        "verifier": result.report.verifier,
+        "verdicts": f"{result.report.cache.hits} cached, {result.report.cache.new} verified now",
+    }
     baseline = None
     if args.baseline:
-        base_result = _judge(args, list(args.baseline))
+        base_result = _judge(args, args.baseline)
         baseline = run_from_eval(base_result, args.baseline_label, args.response_key)
         if baseline.label == current.label:
             baseline.label += " (baseline)"
-    page = render_report(current, _meta(current, result, baseline), baseline, not args.no_compress)
+        meta["baseline"] = baseline.label
+    page = render_report(current, meta, baseline, not args.no_compress)
     try:
         args.out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

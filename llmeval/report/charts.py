@@ -1,4 +1,4 @@
-"""Small hand-written inline SVG charts: lines, sorted bars, overlaid histograms.
+"""Small hand-written inline SVG charts: lines over a log2 x axis, sorted bars, histograms.
 
 Every label and attribute is escaped by `tag`, so callers may pass task names or problem ids.
 """
@@ -6,23 +6,19 @@ Every label and attribute is escaped by `tag`, so callers may pass task names or
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
 from html import escape
+from itertools import groupby
 
 PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2")
+HIST_COLORS = ("#16a34a", "#dc2626")  # correct, wrong
 W, H = 460, 280
 LEFT, RIGHT, TOP, BOTTOM = 56, 14, 30, 44
-
-
-@dataclass(frozen=True)
-class Series:
-    """One line: points (x, y); NaN y values break the line."""
-
-    name: str
-    xs: Sequence[float]
-    ys: Sequence[float]
-    dashed: bool = False
+DASH = {"stroke_dasharray": "5 4"}
+SVG_OPEN = (
+    f'<svg class="chart" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
+    'xmlns="http://www.w3.org/2000/svg" role="img">'
+)
 
 
 def tag(name: str, text: str | None = None, /, **attrs: object) -> str:
@@ -33,6 +29,11 @@ def tag(name: str, text: str | None = None, /, **attrs: object) -> str:
         parts.append(f'{key.rstrip("_").replace("_", "-")}="{escape(shown)}"')
     head = " ".join(parts)
     return f"<{head}/>" if text is None else f"<{head}>{text}</{name}>"
+
+
+def _text(text: str, cls: str, anchor: str = "middle", **attrs: object) -> str:
+    """A text element showing `text` (escaped)."""
+    return tag("text", escape(text), class_=cls, text_anchor=anchor, **attrs)
 
 
 def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
@@ -56,189 +57,126 @@ def fmt_num(v: float) -> str:
 
 
 class _Frame:
-    """Plot area geometry and the axes' SVG."""
+    """The plot area: data to pixels (x on a log2 scale if asked) and the axes' SVG."""
 
     def __init__(self, x_lo: float, x_hi: float, y_lo: float, y_hi: float, log2_x: bool) -> None:
-        self.log2_x = log2_x
-        self.x_lo, self.x_hi = self._tx(x_lo), self._tx(x_hi)
-        if self.x_hi <= self.x_lo:
-            self.x_hi = self.x_lo + 1
-        self.y_lo, self.y_hi = y_lo, y_hi if y_hi > y_lo else y_lo + 1
-
-    def _tx(self, x: float) -> float:
-        return math.log2(x) if self.log2_x else x
+        self.tx = math.log2 if log2_x else float
+        self.x_lo, self.x_span = self.tx(x_lo), (self.tx(x_hi) - self.tx(x_lo)) or 1.0
+        self.y_lo, self.y_span = y_lo, (y_hi - y_lo if y_hi > y_lo else 1.0)
 
     def px(self, x: float) -> float:
-        return LEFT + (self._tx(x) - self.x_lo) / (self.x_hi - self.x_lo) * (W - LEFT - RIGHT)
+        return LEFT + (self.tx(x) - self.x_lo) / self.x_span * (W - LEFT - RIGHT)
 
     def py(self, y: float) -> float:
-        return H - BOTTOM - (y - self.y_lo) / (self.y_hi - self.y_lo) * (H - TOP - BOTTOM)
+        return H - BOTTOM - (y - self.y_lo) / self.y_span * (H - TOP - BOTTOM)
 
     def axes(self, x_ticks: Sequence[float], y_ticks: Sequence[float], x_label: str, y_label: str):
+        """Grid lines and tick labels, the two axes and their labels."""
         out = []
         for y in y_ticks:
             py = self.py(y)
             out.append(tag("line", class_="grid", x1=LEFT, x2=W - RIGHT, y1=py, y2=py))
-            out.append(
-                tag(
-                    "text",
-                    escape(fmt_num(y)),
-                    class_="tick",
-                    x=LEFT - 6,
-                    y=py + 4,
-                    text_anchor="end",
-                )
-            )
+            out.append(_text(fmt_num(y), "tick", "end", x=LEFT - 6, y=py + 4))
         for x in x_ticks:
-            out.append(
-                tag(
-                    "text",
-                    escape(fmt_num(x)),
-                    class_="tick",
-                    x=self.px(x),
-                    y=H - BOTTOM + 16,
-                    text_anchor="middle",
-                )
-            )
-        out.append(tag("line", class_="axis", x1=LEFT, x2=W - RIGHT, y1=H - BOTTOM, y2=H - BOTTOM))
-        out.append(tag("line", class_="axis", x1=LEFT, x2=LEFT, y1=TOP, y2=H - BOTTOM))
-        out.append(
-            tag(
-                "text",
-                escape(x_label),
-                class_="label",
-                x=(LEFT + W - RIGHT) / 2,
-                y=H - 8,
-                text_anchor="middle",
-            )
-        )
+            out.append(_text(fmt_num(x), "tick", x=self.px(x), y=H - BOTTOM + 16))
         turn = f"translate(14 {(TOP + H - BOTTOM) / 2}) rotate(-90)"
-        out.append(
-            tag("text", escape(y_label), class_="label", transform=turn, text_anchor="middle")
-        )
-        return out
+        return [
+            *out,
+            tag("line", class_="axis", x1=LEFT, x2=W - RIGHT, y1=H - BOTTOM, y2=H - BOTTOM),
+            tag("line", class_="axis", x1=LEFT, x2=LEFT, y1=TOP, y2=H - BOTTOM),
+            _text(x_label, "label", x=(LEFT + W - RIGHT) / 2, y=H - 8),
+            _text(y_label, "label", transform=turn),
+        ]
 
 
 def _svg(title: str, body: list[str]) -> str:
-    head = tag("text", escape(title), class_="title", x=LEFT, y=18)
-    inner = "".join([tag("title", escape(title)), head, *body])
-    return tag(
-        "svg",
-        inner,
-        class_="chart",
-        viewBox=f"0 0 {W} {H}",
-        width=W,
-        height=H,
-        xmlns="http://www.w3.org/2000/svg",
-        role="img",
-    )
+    head = tag("title", escape(title)) + _text(title, "title", "start", x=LEFT, y=18)
+    return f"{SVG_OPEN}{head}{''.join(body)}</svg>"
 
 
-def _legend(names: Sequence[str], colors: Sequence[str], dashes: Sequence[bool], low: bool):
+def _legend(entries: Sequence[tuple[str, str, bool]], low: bool = False) -> list[str]:
+    """(name, color, dashed) entries at the top right, or just above the x axis if `low`."""
     out = []
     x = W - RIGHT - 4
-    y0 = H - BOTTOM - 10 - 14 * (len(names) - 1) if low else TOP + 4
-    for i, (name, color, dashed) in enumerate(zip(names, colors, dashes, strict=True)):
+    y0 = H - BOTTOM - 10 - 14 * (len(entries) - 1) if low else TOP + 4
+    for i, (name, color, dashed) in enumerate(entries):
         y = y0 + 14 * i
-        extra = {"stroke_dasharray": "5 4"} if dashed else {}
+        style = DASH if dashed else {}
         out.append(
-            tag("line", x1=x - 18, x2=x, y1=y, y2=y, stroke=color, stroke_width=2.5, **extra)
+            tag("line", x1=x - 18, x2=x, y1=y, y2=y, stroke=color, stroke_width=2.5, **style)
         )
-        out.append(tag("text", escape(name), class_="legend", x=x - 22, y=y + 4, text_anchor="end"))
+        out.append(_text(name, "legend", "end", x=x - 22, y=y + 4))
     return out
 
 
 def line_chart(
-    series: Sequence[Series],
-    *,
     title: str,
     x_label: str,
     y_label: str,
-    log2_x: bool = False,
+    xs: Sequence[float],
+    lines: Mapping[str, Sequence[float]],
+    *,
+    dashed: Collection[str] = (),
     y_range: tuple[float, float] | None = None,
     legend_low: bool = False,
 ) -> str:
-    """Lines with point markers (tooltips give the values); NaN points break the line."""
-    xs = [x for s in series for x in s.xs]
-    ys = [y for s in series for y in s.ys if not math.isnan(y)]
+    """Named lines over shared xs (log2 scale) with point markers whose tooltips give the
+    values; a NaN breaks its line."""
+    ys = [y for line in lines.values() for y in line if not math.isnan(y)]
     if not xs or not ys:
-        return _svg(title, [tag("text", "no data", class_="label", x=W / 2, y=H / 2)])
-    y_lo, y_hi = y_range or (min(0.0, min(ys)), max(ys) * 1.08 or 1.0)
-    frame = _Frame(min(xs), max(xs), y_lo, y_hi, log2_x)
+        return _svg(title, [_text("no data", "label", x=W / 2, y=H / 2)])
+    y_lo, y_hi = y_range or (min(0.0, *ys), max(ys) * 1.08 or 1.0)
+    frame = _Frame(min(xs), max(xs), y_lo, y_hi, log2_x=True)
     body = frame.axes(sorted(set(xs)), nice_ticks(y_lo, y_hi), x_label, y_label)
-    colors = [PALETTE[i % len(PALETTE)] for i in range(len(series))]
-    for s, color in zip(series, colors, strict=True):
-        dash = {"stroke_dasharray": "5 4"} if s.dashed else {}
-        for run in _runs(s):
-            pts = " ".join(f"{frame.px(x):.1f},{frame.py(y):.1f}" for x, y in run)
+    legend = [(name, color, name in dashed) for name, color in zip(lines, PALETTE, strict=False)]
+    for (name, line), color in zip(lines.items(), PALETTE, strict=False):
+        style = DASH if name in dashed else {}
+        for broken, run in groupby(zip(xs, line, strict=True), key=lambda p: math.isnan(p[1])):
+            if broken:
+                continue
+            points = [(frame.px(x), frame.py(y), f"{name}: {fmt_num(x)} → {y:.4g}") for x, y in run]
+            pts = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in points)
             body.append(
-                tag("polyline", fill="none", stroke=color, stroke_width=2, points=pts, **dash)
+                tag("polyline", fill="none", stroke=color, stroke_width=2, points=pts, **style)
             )
-            for x, y in run:
-                tip = tag("title", escape(f"{s.name}: {fmt_num(x)} → {y:.4g}"))
-                body.append(tag("circle", tip, cx=frame.px(x), cy=frame.py(y), r=3, fill=color))
-    body.extend(_legend([s.name for s in series], colors, [s.dashed for s in series], legend_low))
-    return _svg(title, body)
+            for x, y, tip in points:
+                body.append(tag("circle", tag("title", escape(tip)), cx=x, cy=y, r=3, fill=color))
+    return _svg(title, body + _legend(legend, legend_low))
 
 
-def _runs(s: Series) -> list[list[tuple[float, float]]]:
-    runs: list[list[tuple[float, float]]] = [[]]
-    for x, y in zip(s.xs, s.ys, strict=True):
-        if math.isnan(y):
-            runs.append([])
-        else:
-            runs[-1].append((x, y))
-    return [r for r in runs if r]
+def _bar(frame: _Frame, lo: float, hi: float, value: float, tip: str, **style: object) -> str:
+    """A bar over [lo, hi) up to `value`, with `tip` as its tooltip."""
+    x, y = frame.px(lo), frame.py(value)
+    width = max(frame.px(hi) - x - 0.5, 0.5)
+    return tag(
+        "rect", tag("title", escape(tip)), x=x, y=y, width=width, height=H - BOTTOM - y, **style
+    )
 
 
-def sorted_bars(values: Sequence[tuple[str, float]], *, title: str, x_label: str, y_label: str):
+def sorted_bars(title: str, x_label: str, y_label: str, values: Sequence[tuple[str, float]]) -> str:
     """One bar per (name, value in 0-1), in the given order; each bar's tooltip names it."""
-    frame = _Frame(0, max(len(values), 1), 0.0, 1.0, False)
+    frame = _Frame(0, max(len(values), 1), 0.0, 1.0, log2_x=False)
     body = frame.axes([], nice_ticks(0, 1), x_label, y_label)
-    width = max((W - LEFT - RIGHT) / max(len(values), 1) - 0.5, 0.5)
     for i, (name, v) in enumerate(values):
-        y = frame.py(v)
-        tip = tag("title", escape(f"{name}: {v:.3f}"))
-        body.append(
-            tag(
-                "rect", tip, x=frame.px(i), y=y, width=width, height=H - BOTTOM - y, fill=PALETTE[0]
-            )
-        )
+        body.append(_bar(frame, i, i + 1, v, f"{name}: {v:.3f}", fill=PALETTE[0]))
     return _svg(title, body)
 
 
 def histogram(
-    edges: Sequence[float],
-    counts: Sequence[tuple[str, Sequence[float]]],
-    *,
     title: str,
     x_label: str,
     y_label: str,
-    colors: Sequence[str] = ("#16a34a", "#dc2626"),
+    edges: Sequence[float],
+    counts: Mapping[str, Sequence[float]],
 ) -> str:
-    """Overlaid translucent histograms over shared bin edges."""
-    top = max((c for _, cs in counts for c in cs), default=0) or 1
-    frame = _Frame(edges[0], edges[-1], 0, top * 1.08, False)
-    x_ticks = nice_ticks(edges[0], edges[-1])
-    body = frame.axes(x_ticks, nice_ticks(0, top * 1.08), x_label, y_label)
-    for (name, cs), color in zip(counts, colors, strict=False):
+    """Overlaid translucent histograms (in `HIST_COLORS`) over shared bin edges."""
+    top = (max((c for cs in counts.values() for c in cs), default=0) or 1) * 1.08
+    frame = _Frame(edges[0], edges[-1], 0, top, log2_x=False)
+    body = frame.axes(nice_ticks(edges[0], edges[-1]), nice_ticks(0, top), x_label, y_label)
+    for (name, cs), color in zip(counts.items(), HIST_COLORS, strict=False):
         for lo, hi, c in zip(edges, edges[1:], cs, strict=False):
-            if c <= 0:
-                continue
-            x0, x1, y = frame.px(lo), frame.px(hi), frame.py(c)
-            tip = tag("title", escape(f"{name} {fmt_num(lo)}-{fmt_num(hi)}: {c:g}"))
-            body.append(
-                tag(
-                    "rect",
-                    tip,
-                    x=x0,
-                    y=y,
-                    width=max(x1 - x0 - 0.5, 0.5),
-                    height=H - BOTTOM - y,
-                    fill=color,
-                    fill_opacity=0.45,
-                )
-            )
-    names = [n for n, _ in counts]
-    body.extend(_legend(names, list(colors[: len(names)]), [False] * len(names), False))
-    return _svg(title, body)
+            if c > 0:
+                tip = f"{name} {fmt_num(lo)}-{fmt_num(hi)}: {c:g}"
+                body.append(_bar(frame, lo, hi, c, tip, fill=color, fill_opacity=0.45))
+    legend = [(name, color, False) for name, color in zip(counts, HIST_COLORS, strict=False)]
+    return _svg(title, body + _legend(legend))

@@ -1,19 +1,19 @@
-"""Pure numbers behind the report's pictures, one task at a time, from scored samples.
+"""Pure numbers behind the report, one task at a time, from scored samples.
 
 pass@k and maj@k against k, standard error against samples per problem, accuracy against a
-generation-length cap, completion-length histograms, and per-problem difficulty.
+generation-length cap, completion-length histograms, per-problem difficulty, the paired
+comparison of two runs, and serving figures (output tokens/s, latency, TTFT percentiles).
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from statistics import fmean, quantiles, stdev
 from typing import Any
 
 from llmeval.evaluate import metrics
-from llmeval.evaluate.metrics import ks_up_to
 
 
 @dataclass(frozen=True)
@@ -49,23 +49,18 @@ Problems = dict[str, list[ReportSample]]
 
 def group_problems(samples: Iterable[ReportSample]) -> dict[str, Problems]:
     """task -> problem id -> samples sorted by sample_idx (problems in first-seen order)."""
-    out: dict[str, Problems] = defaultdict(lambda: defaultdict(list))
+    out: dict[str, Problems] = {}
     for s in samples:
-        out[s.task][s.problem_id].append(s)
+        out.setdefault(s.task, {}).setdefault(s.problem_id, []).append(s)
     for problems in out.values():
         for rows in problems.values():
             rows.sort(key=lambda s: s.sample_idx)
-    return {t: dict(p) for t, p in out.items()}
+    return out
 
 
 def fraction_correct(rows: Sequence[ReportSample]) -> float:
     """The share of a problem's samples that are correct."""
     return sum(s.correct for s in rows) / len(rows) if rows else 0.0
-
-
-def min_samples(problems: Problems) -> int:
-    """The smallest number of samples any problem has (k and n never go past it)."""
-    return min((len(r) for r in problems.values()), default=0)
 
 
 def pass_maj_curve(score: Mapping[str, Any]) -> dict[str, list[float]]:
@@ -79,27 +74,25 @@ def pass_maj_curve(score: Mapping[str, Any]) -> dict[str, list[float]]:
 
 
 def stderr_curve(problems: Problems) -> dict[str, list[float]]:
-    """Standard errors against n: the run's samples split into disjoint groups of n per problem.
-
-    Group g of size n holds samples g*n .. g*n+n-1 of every problem, like N/n repeated runs.
-    `stderr` (problems as the unit) and `sample_stderr` (problems fixed) are averaged over the
-    groups; `observed` is the spread (sample standard deviation) of the groups' accuracies,
-    defined where there are at least two groups.
-    """
-    big_n = min_samples(problems)
-    rows = list(problems.values())
+    """Standard errors against n, the samples of every problem split into disjoint groups of n
+    (g*n .. g*n+n-1) as N/n repeated runs: `stderr` and `sample_stderr` averaged over the groups,
+    `observed` the sample standard deviation of the groups' accuracies (two groups or more)."""
+    big_n = min((len(r) for r in problems.values()), default=0)  # n never goes past it
     out: dict[str, list[float]] = {"n": [], "stderr": [], "sample_stderr": [], "observed": []}
-    for n in ks_up_to(big_n):
-        groups = [[fraction_correct(r[g * n : g * n + n]) for r in rows] for g in range(big_n // n)]
-        accs = [_mean(fr) for fr in groups]
+    for n in metrics.ks_up_to(big_n):
+        groups = [
+            [fraction_correct(r[g * n : g * n + n]) for r in problems.values()]
+            for g in range(big_n // n)
+        ]
+        accs = [fmean(fr) for fr in groups]
         out["n"].append(float(n))
-        out["stderr"].append(_mean(_nan(metrics.clustered_stderr(fr)) for fr in groups))
+        out["stderr"].append(fmean(_nan(metrics.clustered_stderr(fr)) for fr in groups))
         out["sample_stderr"].append(
-            _mean(_nan(metrics.sample_stderr(fr, [n] * len(fr))) for fr in groups)
+            fmean(_nan(metrics.sample_stderr(fr, [n] * len(fr))) for fr in groups)
             if n > 1
             else math.nan  # one sample per problem: no within-problem variance to estimate
         )
-        out["observed"].append(_std(accs) if len(accs) >= 2 else float("nan"))
+        out["observed"].append(stdev(accs) if len(accs) >= 2 else math.nan)
     return out
 
 
@@ -115,19 +108,15 @@ def default_caps(max_tokens: int) -> list[int]:
 
 
 def length_cap_curve(problems: Problems, caps: Sequence[int]) -> dict[str, list[float]]:
-    """Accuracy and truncation rate had generation stopped at each cap.
-
-    A sample longer than the cap counts as truncated and wrong; a sample without a token count
-    keeps its own verdict. Accuracy is avg@n (mean over problems of the fraction correct).
-    """
-    rows = [r for r in problems.values() if r]
-    acc, trunc = [], []
-    n_samples = sum(len(r) for r in rows)
-    for cap in caps:
-        acc.append(_mean(sum(_fits(s, cap) and s.correct for s in r) / len(r) for r in rows))
-        cut = sum(s.truncated or not _fits(s, cap) for r in rows for s in r)
-        trunc.append(cut / n_samples if n_samples else 0.0)
-    return {"cap": [float(c) for c in caps], "accuracy": acc, "truncated": trunc}
+    """avg@n and the truncated share had generation stopped at each cap: a longer sample counts
+    as truncated and wrong, one without a token count keeps its own verdict."""
+    rows = list(problems.values())
+    accuracy = [
+        _mean([sum(_fits(s, cap) and s.correct for s in r) / len(r) for r in rows]) for cap in caps
+    ]
+    samples = [s for r in rows for s in r]
+    truncated = [_mean([s.truncated or not _fits(s, cap) for s in samples]) for cap in caps]
+    return {"cap": [float(c) for c in caps], "accuracy": accuracy, "truncated": truncated}
 
 
 def _fits(s: ReportSample, cap: int) -> bool:
@@ -135,22 +124,14 @@ def _fits(s: ReportSample, cap: int) -> bool:
 
 
 def length_histograms(samples: Sequence[ReportSample], bins: int = 24) -> dict[str, list[float]]:
-    """Completion-length histograms of correct and of wrong samples over shared equal-width bins.
-
-    `edges` has bins+1 entries from 0 to the longest completion; samples without a token
-    count are left out. The last bin includes its right edge.
-    """
-    lengths = [s.tokens for s in samples if s.tokens is not None]
-    top = max(lengths, default=0)
-    width = max(1.0, top / bins)
-    edges = [i * width for i in range(bins + 1)]
+    """Completion-length histograms of correct and of wrong samples over equal-width bins from 0
+    to the longest completion (the last bin holds its right edge); no token count: left out."""
+    counted = [s for s in samples if s.tokens is not None]
+    width = max(1.0, max((s.tokens for s in counted), default=0) / bins)
     correct, wrong = [0.0] * bins, [0.0] * bins
-    for s in samples:
-        if s.tokens is None:
-            continue
-        i = min(int(s.tokens / width), bins - 1)
-        (correct if s.correct else wrong)[i] += 1
-    return {"edges": edges, "correct": correct, "wrong": wrong}
+    for s in counted:
+        (correct if s.correct else wrong)[min(int(s.tokens / width), bins - 1)] += 1
+    return {"edges": [i * width for i in range(bins + 1)], "correct": correct, "wrong": wrong}
 
 
 def difficulty(problems: Problems) -> list[tuple[str, float]]:
@@ -163,15 +144,99 @@ def _nan(value: float | None) -> float:
     return math.nan if value is None else value
 
 
-def _mean(values: Iterable[float]) -> float:
-    vals = list(values)
-    return sum(vals) / len(vals) if vals else 0.0
+def _mean(values: Sequence[float]) -> float:
+    return fmean(values) if values else 0.0
 
 
-def _std(values: Sequence[float]) -> float:
-    """Sample standard deviation (n-1)."""
-    m = _mean(values)
-    return (sum((v - m) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+@dataclass(frozen=True)
+class Flip:
+    """A problem solved (more than half its samples correct) in one run and not the other."""
+
+    problem_id: str
+    run: float  # fraction correct in the run
+    baseline: float  # fraction correct in the baseline
+
+
+@dataclass(frozen=True)
+class PairedDiff:
+    """run minus baseline over the shared problems, with the paired standard error."""
+
+    task: str
+    n_common: int
+    only_run: int
+    only_baseline: int
+    run: float
+    baseline: float
+    diff: float
+    stderr: float | None  # of the per-problem differences, problems as the unit; None if < 2
+    flips: list[Flip]
+
+    @property
+    def gained(self) -> list[Flip]:
+        return [f for f in self.flips if f.run > f.baseline]
+
+    @property
+    def lost(self) -> list[Flip]:
+        return [f for f in self.flips if f.run < f.baseline]
+
+
+def paired_diff(task: str, run: Problems, baseline: Problems) -> PairedDiff:
+    """Per-problem accuracy on the problems both runs hold; the standard error is that of the
+    differences d_i = run_i - baseline_i, so difficulty, shared by both runs, cancels out."""
+    common = [pid for pid in run if pid in baseline]
+    a = [fraction_correct(run[pid]) for pid in common]
+    b = [fraction_correct(baseline[pid]) for pid in common]
+    d = [x - y for x, y in zip(a, b, strict=True)]
+    flips = [
+        Flip(pid, x, y) for pid, x, y in zip(common, a, b, strict=True) if (x > 0.5) != (y > 0.5)
+    ]
+    flips.sort(key=lambda f: (-abs(f.run - f.baseline), f.problem_id))
+    return PairedDiff(
+        task=task,
+        n_common=len(common),
+        only_run=len(run) - len(common),
+        only_baseline=len(baseline) - len(common),
+        run=_mean(a),
+        baseline=_mean(b),
+        diff=_mean(d),
+        stderr=metrics.clustered_stderr(d),
+        flips=flips,
+    )
+
+
+PERCENTILES = (50, 90, 99)
+
+
+def percentile(values: Sequence[float], q: int) -> float:
+    """The q-th percentile (1-99) by linear interpolation between closest ranks; nan if empty."""
+    if len(values) < 2:
+        return values[0] if values else math.nan
+    return quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+def serving_figures(samples: Sequence[ReportSample]) -> dict[str, dict]:
+    """Per endpoint (and "all" when several): requests, output tokens, percentiles of output
+    tokens/s (completion tokens / (latency - TTFT, or latency)), latency and TTFT; a request
+    without a figure's fields is left out of that figure only."""
+    by_endpoint: dict[str, list[ReportSample]] = {}
+    for s in samples:
+        by_endpoint.setdefault(s.endpoint or "unknown", []).append(s)
+    out = {ep: _serving(rows) for ep, rows in sorted(by_endpoint.items())}
+    if len(out) > 1:
+        out["all"] = _serving(samples)
+    return out
+
+
+def _serving(rows: Sequence[ReportSample]) -> dict:
+    timed = [s for s in rows if s.tokens is not None and s.latency_s is not None]
+    decode = [(s.tokens, s.latency_s - (s.ttft_s or 0.0)) for s in timed]
+    values = {
+        "tokens_per_s": [tokens / seconds for tokens, seconds in decode if seconds > 0],
+        "latency_s": [s.latency_s for s in rows if s.latency_s is not None],
+        "ttft_s": [s.ttft_s for s in rows if s.ttft_s is not None],
+    }
+    out = {key: {f"p{q}": percentile(v, q) for q in PERCENTILES} for key, v in values.items()}
+    return {"requests": len(rows), "output_tokens": sum(s.tokens or 0 for s in rows), **out}
 
 
 @dataclass

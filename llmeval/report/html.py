@@ -19,23 +19,16 @@ from importlib import resources
 from typing import Any
 
 from llmeval.report import sections
-from llmeval.report import tables as report_tables
 from llmeval.report.data import Run, fraction_correct
 
-_ESCAPES = {
-    "<": "\\u003c",
-    ">": "\\u003e",
-    "&": "\\u0026",
-    "\u2028": "\\u2028",
-    "\u2029": "\\u2029",
-}
-_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
+PROBLEMS_TABLE = '<div id="controls"></div><table id="ptable"></table>'  # filled by report.js
+_UNSAFE = re.compile("[<>&\u2028\u2029]")  # could end a script block or a JS line
 
 
 def embed_json(obj: Any) -> str:
     """JSON safe to place inside a `<script>` element: no `<`, `>` or `&` left raw."""
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group()], text)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _asset(name: str) -> str:
@@ -83,17 +76,14 @@ def _gzip_b64(item: list) -> str:
 
 def _text_blocks(texts: list[list], compress: bool) -> str:
     """One inert script element per problem; gzip+base64 when compressing, else escaped JSON."""
-    if not compress:
-        return "\n".join(
-            f'<script type="application/json" id="t{i}">{embed_json(item)}</script>'
-            for i, item in enumerate(texts)
-        )
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # zlib frees the GIL
-        bodies = pool.map(_gzip_b64, texts, chunksize=8)
-        return "\n".join(
-            f'<script type="text/plain" id="t{i}" data-enc="gzip">{body}</script>'
-            for i, body in enumerate(bodies)
-        )
+    if compress:
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # zlib frees the GIL
+            bodies = list(pool.map(_gzip_b64, texts, chunksize=8))
+        head = '<script type="text/plain" id="t{}" data-enc="gzip">'
+    else:
+        bodies = [embed_json(item) for item in texts]
+        head = '<script type="application/json" id="t{}">'
+    return "\n".join(f"{head.format(i)}{body}</script>" for i, body in enumerate(bodies))
 
 
 def render_report(
@@ -101,15 +91,14 @@ def render_report(
 ) -> str:
     """The whole report as one HTML string."""
     rows, texts = problem_rows(run)
-    body = [sections.overview(run, meta), sections.pictures(run)]
-    body.append(
-        '<section id="problems"><h2>Problems and samples</h2><div id="controls"></div>'
-        '<table id="ptable"></table></section>'
-    )
-    if baseline is not None:
-        body.append(report_tables.comparison(run, baseline))
-    body.append(report_tables.overturned(run))
-    body.append(report_tables.serving(run))
+    body = [
+        sections.overview(run, meta),
+        sections.pictures(run),
+        sections.section("problems", "Problems and samples", PROBLEMS_TABLE),
+        sections.comparison(run, baseline) if baseline is not None else "",
+        sections.overturned(run),
+        sections.serving(run),
+    ]
     script = _asset("report.js")
     csp_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
     parts = {
@@ -119,7 +108,7 @@ def render_report(
         "NAV": " ".join(
             f'<a href="#{n}">{n}</a>' for n in re.findall(r'<section id="(\w+)">', "".join(body))
         ),
-        "BODY": "\n".join(body),
+        "BODY": "\n".join(filter(None, body)),
         "DATA": embed_json({"problems": rows, "label": run.label}),
         "TEXTS": _text_blocks(texts, compress),
         "JS": script,

@@ -5,29 +5,15 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 from llmeval.evaluate.files import read_spec
-from llmeval.evaluate.inputs import InputFile
+from llmeval.evaluate.inputs import InputFile, Sample
 from llmeval.evaluate.run import EvalResult
 from llmeval.files import read_dicts
 from llmeval.report.data import ReportSample, Run
 
 log = logging.getLogger("llmeval")
-
-
-@dataclass(frozen=True)
-class RowExtras:
-    """What the report shows of a row beyond eval's sample."""
-
-    prompt: str = ""
-    gen: str = ""
-    reasoning: str | None = None
-    finish_reason: str | None = None
-    latency_s: float | None = None
-    ttft_s: float | None = None
-    endpoint: str | None = None
 
 
 def _text(value: Any) -> str:
@@ -36,30 +22,32 @@ def _text(value: Any) -> str:
     return "" if value is None else value if isinstance(value, str) else str(value)
 
 
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _extras(row: dict[str, Any], response_key: str) -> RowExtras:
-    reasoning = row.get("reasoning") or row.get("reasoning_content")
-    return RowExtras(
-        prompt=_text(row.get("prompt")),
-        gen=_text(row.get(response_key)),
-        reasoning=reasoning if isinstance(reasoning, str) else None,
-        finish_reason=row.get("finish_reason")
-        if isinstance(row.get("finish_reason"), str)
-        else None,
-        latency_s=_num(row.get("latency_s")),
-        ttft_s=_num(row.get("ttft_s")),
-        endpoint=row.get("endpoint") if isinstance(row.get("endpoint"), str) else None,
-    )
+def _extras(row: dict[str, Any], response_key: str) -> dict[str, Any]:
+    """The fields of a `ReportSample` that come from the generation row, not from eval."""
+    return {
+        "prompt": _text(row.get("prompt")),
+        "gen": _text(row.get(response_key)),
+        "reasoning": _str(row.get("reasoning") or row.get("reasoning_content")),
+        "finish_reason": _str(row.get("finish_reason")),
+        "latency_s": _num(row.get("latency_s")),
+        "ttft_s": _num(row.get("ttft_s")),
+        "endpoint": _str(row.get("endpoint")),
+    }
 
 
-def row_extras(source: InputFile, response_key: str = "gen") -> list[RowExtras]:
+def row_extras(source: InputFile, response_key: str = "gen") -> list[dict[str, Any]]:
     """The extras of each of `source.samples`, in order: the file's rows again, a repeated
     (problem, sample) row skipped as eval skips it. Empty extras (with a warning) if the
-    rows do not line up with eval's samples."""
-    out: list[RowExtras] = []
+    rows do not line up with eval's samples (or the file changed since eval read it)."""
+    out: list[dict[str, Any]] = []
     seen: set[tuple[Any, Any]] = set()
     for _, row in read_dicts(source.path):
         pid = row.get("problem_id", row.get("doc_id"))
@@ -69,19 +57,17 @@ def row_extras(source: InputFile, response_key: str = "gen") -> list[RowExtras]:
             if key in seen:
                 continue
             seen.add(key)
-        pos = len(out)
-        if pos >= len(source.samples) or _mismatch(source, pos, pid, idx):
-            log.warning("%s: rows do not line up with eval's samples; texts left out", source.path)
-            return [RowExtras() for _ in source.samples]
+        if len(out) == len(source.samples) or _mismatch(source.samples[len(out)], pid, idx):
+            out = []  # a row eval did not read as this sample
+            break
         out.append(_extras(row, response_key))
     if len(out) != len(source.samples):
-        log.warning("%s: file changed while reading; texts left out", source.path)
-        return [RowExtras() for _ in source.samples]
+        log.warning("%s: rows do not line up with eval's samples; texts left out", source.path)
+        return [{} for _ in source.samples]
     return out
 
 
-def _mismatch(source: InputFile, pos: int, pid: Any, idx: Any) -> bool:
-    sample = source.samples[pos]
+def _mismatch(sample: Sample, pid: Any, idx: Any) -> bool:
     return (pid is not None and str(pid) != sample.problem_id) or (
         idx is not None and idx != sample.sample_idx
     )
@@ -112,9 +98,9 @@ def _overturned(
 
 def run_from_eval(result: EvalResult, label: str | None = None, response_key: str = "gen") -> Run:
     """A report run: every judged sample with its texts, eval's scores and the run specs."""
-    labels = task_labels(result.files)
     run = Run(label=label or "", samples=[])
     models = []
+    labels = task_labels(result.files)
     for f, (source, statuses, score, task) in enumerate(
         zip(result.files, result.statuses, result.report.tasks, labels, strict=True)
     ):
@@ -123,25 +109,11 @@ def run_from_eval(result: EvalResult, label: str | None = None, response_key: st
         extras = row_extras(source, response_key)
         for sample, status, extra in zip(source.samples, statuses, extras, strict=True):
             run.samples.append(
-                ReportSample(
-                    task=task,
-                    problem_id=sample.problem_id,
-                    sample_idx=sample.sample_idx,
-                    status=status,
-                    gold=sample.gold,
-                    pred=sample.pred,
-                    finish_reason=extra.finish_reason,
-                    truncated=sample.truncated,
-                    tokens=sample.completion_tokens,
-                    latency_s=extra.latency_s,
-                    ttft_s=extra.ttft_s,
-                    endpoint=extra.endpoint,
-                    prompt=extra.prompt,
-                    gen=extra.gen,
-                    reasoning=extra.reasoning,
-                    meta=sample.meta,
-                )
-            )
+                ReportSample(task=task, problem_id=sample.problem_id, sample_idx=sample.sample_idx,
+                             status=status, gold=sample.gold, pred=sample.pred,
+                             truncated=sample.truncated, tokens=sample.completion_tokens,
+                             meta=sample.meta, **extra)
+            )  # fmt: skip
         run.scores[task] = score.model_dump()
         spec = read_spec(source.path)
         if spec is not None:

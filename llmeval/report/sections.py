@@ -1,4 +1,5 @@
-"""Server-rendered HTML of the report's static sections: overview, pictures, comparison, serving.
+"""Server-rendered HTML of the report's static sections: overview, pictures, comparison
+(`--baseline`), judge and serving.
 
 Every value that may come from a file is escaped here; only this module's own markup is raw.
 """
@@ -12,19 +13,8 @@ from html import escape
 from llmeval.report import charts as sc
 from llmeval.report import data as rd
 
-SPEC_FIELDS = (
-    "model",
-    "n_samples",
-    "temperature",
-    "top_p",
-    "top_k",
-    "min_p",
-    "max_tokens",
-    "seed",
-    "system_prompt",
-    "extra_body",
-    "llmeval_version",
-)
+SPEC_FIELDS = ("model", "n_samples", "temperature", "top_p", "top_k", "min_p", "max_tokens",
+               "seed", "system_prompt", "extra_body", "llmeval_version")  # fmt: skip
 
 
 def pct(v: float | None, digits: int = 1) -> str:
@@ -43,12 +33,20 @@ def table(head: Sequence[str], rows: Sequence[Sequence[object]], cls: str = "") 
     return f'<table class="{cls}"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def section(name: str, title: str, *parts: str) -> str:
+    """A top-level section, `name` its id (and link); the title is escaped, `parts` are markup."""
+    return f'<section id="{name}"><h2>{escape(title)}</h2>{"".join(parts)}</section>'
+
+
+def details(summary: str, inner: str, cls: str) -> str:
+    """A folded block; the summary is escaped, `inner` is markup built here."""
+    return f'<details class="{cls}"><summary>{escape(summary)}</summary>{inner}</details>'
+
+
 def _last(d: dict) -> tuple[str, float | None]:
     """The entry of the largest k in a {k: value} dict."""
-    if not d:
-        return "", None
-    k = max(d, key=lambda x: int(x))
-    return k, d[k]
+    k = max(d, key=int, default="")
+    return k, d.get(k)
 
 
 HEAD = ["task", "problems", "n", "scored", "accuracy % ± stderr", "sample stderr %",
@@ -79,29 +77,22 @@ def overview(run: rd.Run, meta: dict[str, str]) -> str:
     groups = "".join(_groups(task, s) for task, s in sorted(run.scores.items()))
     specs = "".join(_spec(task, spec) for task, spec in sorted(run.specs.items()))
     facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in meta.items())
-    return (
-        f'<section id="overview"><h2>Overview</h2><dl class="facts">{facts}</dl>'
-        f"{table(HEAD, rows, 'scores')}{groups}{specs}</section>"
-    )
+    facts = f'<dl class="facts">{facts}</dl>'
+    return section("overview", "Overview", facts, table(HEAD, rows, "scores"), groups, specs)
 
 
 def _groups(task: str, s: dict) -> str:
     """Accuracy by subject and by level (MATH-500), folded."""
-    out = []
+    out = ""
     for key, name in (("by_subject", "subject"), ("by_level", "level")):
         rows = [
             [g, v["n_problems"], f"{pct(v['accuracy'])} ± {pct(v.get('stderr'))}"]
             for g, v in (s.get(key) or {}).items()
         ]
         if rows:
-            out.append(
-                details(
-                    f"{task}: accuracy by {name}",
-                    table([name, "problems", "accuracy %"], rows, "scores"),
-                    "spec",
-                )
-            )
-    return "".join(out)
+            inner = table([name, "problems", "accuracy %"], rows, "scores")
+            out += details(f"{task}: accuracy by {name}", inner, "spec")
+    return out
 
 
 def _spec(task: str, spec: dict) -> str:
@@ -109,75 +100,123 @@ def _spec(task: str, spec: dict) -> str:
     return details(f"run settings: {task}", table(["field", "value"], rows), "spec")
 
 
-def details(summary: str, inner: str, cls: str) -> str:
-    """A folded block; the summary is escaped, `inner` is markup built here."""
-    return f'<details class="{cls}"><summary>{escape(summary)}</summary>{inner}</details>'
-
-
 def pictures(run: rd.Run) -> str:
-    """Four charts per task."""
-    out = ['<section id="pictures"><h2>Pictures</h2>']
+    """Five charts per task."""
+    out = []
     for task, problems in sorted(run.problems().items()):
         score, spec = run.scores.get(task, {}), run.specs.get(task, {})
         charts = "".join(task_charts(task, problems, score, spec))
         out.append(f'<h3>{escape(task)}</h3><div class="charts">{charts}</div>')
-    out.append("</section>")
-    return "".join(out)
+    return section("pictures", "Pictures", *out)
 
 
 def task_charts(task: str, problems: rd.Problems, score: dict, spec: dict) -> list[str]:
     """pass/maj@k, stderr vs n, accuracy vs length cap, length histogram, difficulty."""
-    pm = rd.pass_maj_curve(score)
-    se = rd.stderr_curve(problems)
     samples = [s for r in problems.values() for s in r]
     top = max([s.tokens or 0 for s in samples] + [spec.get("max_tokens") or 0])
-    caps = rd.default_caps(top)
-    cap = rd.length_cap_curve(problems, caps)
+    pm, se = rd.pass_maj_curve(score), rd.stderr_curve(problems)
+    cap = rd.length_cap_curve(problems, rd.default_caps(top))
     hist = rd.length_histograms(samples)
     order = rd.difficulty(problems)
+    errors = {"stderr (problems)": se["stderr"], "sample stderr": se["sample_stderr"],
+              "observed spread": se["observed"]}  # fmt: skip
     return [
-        sc.line_chart(
-            [sc.Series("pass@k", pm["k"], pm["pass"]), sc.Series("maj@k", pm["k"], pm["maj"])],
-            title=f"{task}: pass@k and maj@k",
-            x_label="k",
-            y_label="score",
-            log2_x=True,
-            y_range=(0.0, 1.0),
-            legend_low=True,
-        ),
-        sc.line_chart(
-            [
-                sc.Series("stderr (problems)", se["n"], se["stderr"]),
-                sc.Series("sample stderr", se["n"], se["sample_stderr"]),
-                sc.Series("observed spread", se["n"], se["observed"], dashed=True),
-            ],
-            title=f"{task}: standard error vs samples per problem",
-            x_label="n samples",
-            y_label="standard error",
-            log2_x=True,
-        ),
-        sc.line_chart(
-            [
-                sc.Series("accuracy", cap["cap"], cap["accuracy"]),
-                sc.Series("truncated", cap["cap"], cap["truncated"], dashed=True),
-            ],
-            title=f"{task}: accuracy under a length cap",
-            x_label="max completion tokens",
-            y_label="fraction",
-            log2_x=True,
-            y_range=(0.0, 1.0),
-        ),
-        sc.histogram(
-            hist["edges"],
-            [("correct", hist["correct"]), ("wrong", hist["wrong"])],
-            title=f"{task}: completion length",
-            x_label="completion tokens",
-            y_label="samples",
-        ),
-        sc.sorted_bars(
-            order,
-            title=f"{task}: per-problem difficulty (sorted)",
-            x_label=f"{len(order)} problems",
-            y_label="fraction correct",
-        ),
+        sc.line_chart(f"{task}: pass@k and maj@k", "k", "score",
+                      pm["k"], {"pass@k": pm["pass"], "maj@k": pm["maj"]},
+                      y_range=(0.0, 1.0), legend_low=True),
+        sc.line_chart(f"{task}: standard error vs samples per problem", "n samples",
+                      "standard error", se["n"], errors, dashed={"observed spread"}),
+        sc.line_chart(f"{task}: accuracy under a length cap", "max completion tokens", "fraction",
+                      cap["cap"], {"accuracy": cap["accuracy"], "truncated": cap["truncated"]},
+                      dashed={"truncated"}, y_range=(0.0, 1.0)),
+        sc.histogram(f"{task}: completion length", "completion tokens", "samples",
+                     hist["edges"], {"correct": hist["correct"], "wrong": hist["wrong"]}),
+        sc.sorted_bars(f"{task}: per-problem difficulty (sorted)", f"{len(order)} problems",
+                       "fraction correct", order),
+    ]  # fmt: skip
+
+
+def _points(v: float) -> str:
+    """A signed difference of fractions in percentage points: 0.083 -> '+8.3'."""
+    return f"{100 * v:+.1f}"
+
+
+def comparison(run: rd.Run, baseline: rd.Run) -> str:
+    """Per-task paired difference and the flipped problems."""
+    mine, theirs = run.problems(), baseline.problems()
+    diffs = [rd.paired_diff(t, mine[t], theirs[t]) for t in sorted(mine) if t in theirs]
+    head = ["task", "shared problems", f"{run.label} %", f"{baseline.label} %", "difference %",
+            "paired stderr %", "95% interval", "gained", "lost"]  # fmt: skip
+    rows = [
+        [d.task, d.n_common, pct(d.run), pct(d.baseline), _points(d.diff), pct(d.stderr),
+         _interval(d.diff, d.stderr), len(d.gained), len(d.lost)]
+        for d in diffs
+    ]  # fmt: skip
+    missing = sorted(set(mine) ^ set(theirs))
+    note = f"<p>Tasks in only one run: {escape(', '.join(missing))}</p>" if missing else ""
+    flips = "".join(_flips(d, run.label, baseline.label) for d in diffs)
+    return section(
+        "comparison", f"Comparison with {baseline.label}", table(head, rows, "scores"), note, flips
+    )
+
+
+def _interval(diff: float, stderr: float | None) -> str:
+    """The normal 95% interval of a difference, in points."""
+    if stderr is None:
+        return "–"
+    return f"[{_points(diff - 1.96 * stderr)}, {_points(diff + 1.96 * stderr)}]"
+
+
+def _flips(d: rd.PairedDiff, run: str, base: str) -> str:
+    if not d.flips:
+        return ""
+    rows = [
+        [f.problem_id, pct(f.run), pct(f.baseline), _points(f.run - f.baseline)] for f in d.flips
     ]
+    summary = (
+        f"{d.task}: {len(d.flips)} flipped problems ({len(d.gained)} gained, {len(d.lost)} lost)"
+    )
+    return details(summary, table(["problem", f"{run} %", f"{base} %", "change"], rows), "flips")
+
+
+def overturned(run: rd.Run, limit: int = 500) -> str:
+    """The samples the LLM judge turned correct, each with what the judge saw and replied."""
+    if not run.overturned:
+        return ""
+    rows = [
+        [f"{o['task']} {o['problem_id']} #{o['sample_idx']}", _cut(o["problem"], 600),
+         _cut(o["gold"]), _cut(o["answer"]), _cut(o["reply"], 1500)]
+        for o in run.overturned[:limit]
+    ]  # fmt: skip
+    count = len(run.overturned)
+    note = f"<p>{count - limit} more not shown.</p>" if count > limit else ""
+    head = ["sample", "problem", "gold", "answer", "judge's reply"]
+    intro = f"<p>Samples the rules judged incorrect and the judge turned correct ({count}).</p>"
+    return section("judge", "Judge", intro, table(head, rows, "judge"), note)
+
+
+def _cut(text: str, limit: int = 300) -> str:
+    """Model or judge text cut at `limit` characters (`table` escapes every cell)."""
+    return text if len(text) <= limit else text[:limit] + " …"
+
+
+def serving(run: rd.Run) -> str:
+    """Output tokens/s, latency and TTFT percentiles, per endpoint."""
+    figures = {"tok/s": "tokens_per_s", "latency s": "latency_s", "TTFT s": "ttft_s"}
+    head = ["endpoint", "requests", "output tokens"]
+    head += [f"{name} p{q}" for name in figures for q in rd.PERCENTILES]
+    rows = [
+        [ep, f["requests"], f["output_tokens"]]
+        + [_num(f[key][f"p{q}"]) for key in figures.values() for q in rd.PERCENTILES]
+        for ep, f in rd.serving_figures(run.samples).items()
+    ]
+    note = (
+        '<p class="note">Per request: output tokens/s = completion tokens / (latency − TTFT).</p>'
+    )
+    return section("serving", "Serving", table(head, rows, "scores"), note)
+
+
+def _num(v: float) -> str:
+    if math.isnan(v):
+        return "–"
+    return f"{v:.0f}" if v >= 100 else f"{v:.1f}" if v >= 10 else f"{v:.3f}"
