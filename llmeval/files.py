@@ -248,10 +248,12 @@ class JsonlAppender:
 
 @contextlib.contextmanager
 def atomic_file(path: str | Path) -> Iterator[BinaryIO]:
-    """A file written whole or not at all: a temporary file beside `path`, synced and renamed
-    over it when the block ends without error (an earlier file stays otherwise)."""
+    """A file written whole or not at all: a temporary file beside `path` (its folder made if
+    missing), synced and renamed over it when the block ends without error (an earlier file
+    stays otherwise)."""
     path = Path(path)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise OutputError(f"{path}: cannot write: {exc.strerror}") from None

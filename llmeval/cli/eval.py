@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from llmeval.errors import UsageError
-from llmeval.evaluate.run import DEFAULT_TIMEOUT_S, EvalOptions, run_eval
+from llmeval.evaluate.run import DEFAULT_TIMEOUT_S, EvalOptions, EvalResult, run_eval
 from llmeval.evaluate.table import EvalProgress, export_verdicts, print_report, write_result
 from llmeval.verify.pool import DEFAULT_MEMORY_MB, default_workers
 
@@ -99,14 +99,19 @@ def options_from_args(args: argparse.Namespace) -> EvalOptions:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    """Judge, print the table, write the JSON result and the verdict export."""
+def judge(args: argparse.Namespace) -> EvalResult:
+    """Judge the files the flags name, with the progress display they ask for."""
     options = options_from_args(args)
     progress = EvalProgress(enabled=not (args.no_progress or args.quiet))
     try:
-        result = run_eval(options, progress)
+        return run_eval(options, progress)
     finally:
         progress.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Judge, print the table, write the JSON result and the verdict export."""
+    result = judge(args)
     print_report(result.report)
     if args.result_json:
         write_result(args.result_json, result.report)

@@ -9,10 +9,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from llmeval import __version__
-from llmeval.cli.eval import add_judging_options, options_from_args
-from llmeval.errors import OutputError, UsageError
-from llmeval.evaluate.run import EvalResult, run_eval
-from llmeval.evaluate.table import EvalProgress
+from llmeval.cli.eval import add_judging_options, judge
+from llmeval.errors import UsageError
+from llmeval.evaluate.run import EvalResult
 from llmeval.files import atomic_file
 
 log = logging.getLogger("llmeval")
@@ -41,11 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _judge(args: argparse.Namespace, paths: list[str]) -> EvalResult:
     args.paths = paths
-    progress = EvalProgress(enabled=not (args.no_progress or args.quiet))
-    try:
-        return run_eval(options_from_args(args), progress)
-    finally:
-        progress.close()
+    return judge(args)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,10 +70,6 @@ def run(args: argparse.Namespace) -> int:
             baseline.label += " (baseline)"
         meta["baseline"] = baseline.label
     page = render_report(current, meta, baseline, not args.no_compress)
-    try:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
     with atomic_file(args.out) as handle:
         handle.write(page.encode("utf-8", "replace"))
     log.info(
