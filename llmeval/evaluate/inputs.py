@@ -41,6 +41,12 @@ class Sample:
     meta: dict[str, Any]
     anchored: str | None = None  # no box: the answer after a final-answer anchor (lenient)
 
+    @property
+    def answer(self) -> str | None:
+        """The answer shown and judged under the lenient policy: the boxed one, else the
+        anchored one."""
+        return self.pred if self.pred is not None else self.anchored
+
 
 @dataclass
 class InputFile:

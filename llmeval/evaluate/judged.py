@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from llmeval.evaluate.inputs import InputFile, Sample
+from llmeval.evaluate.inputs import InputFile
 from llmeval.evaluate.metrics import Outcome, summarize
 from llmeval.judge.prompt import judge_key
 from llmeval.records import JudgeScore, Verdict
@@ -128,7 +128,7 @@ def judge_score(
             continue
         verdict = judged.get(i, (None, ""))[0]
         if i in judged:
-            questions[(sample.problem_id, _answer(sample))] = verdict
+            questions[(sample.problem_id, sample.answer)] = verdict
         judged_status = "correct" if verdict == "yes" else status
         out = Outcome(sample.problem_id, sample.sample_idx, judged_status, sample.truncated)
         groups.setdefault(sample.problem_id, []).append(out)
@@ -141,7 +141,3 @@ def judge_score(
         accuracy=summary.accuracy,
         pass_at_k=summary.pass_at_k,
     )
-
-
-def _answer(sample: Sample) -> str | None:
-    return sample.pred if sample.pred is not None else sample.anchored

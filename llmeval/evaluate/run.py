@@ -78,9 +78,7 @@ class _Judging:
 
 def answer_for(sample: Sample, policy: Policy) -> str | None:
     """The answer a policy judges: the boxed one; under lenient, else the anchored one."""
-    if sample.pred is None and policy == "lenient":
-        return sample.anchored
-    return sample.pred
+    return sample.answer if policy == "lenient" else sample.pred
 
 
 def read_all(options: EvalOptions, paths: list[Path]) -> list[InputFile]:
@@ -108,9 +106,7 @@ def _collect(files: list[InputFile], options: EvalOptions, cache: VerdictCache) 
         cache_file = _cache_file(options, source.path)
         kind = source.task.kind
         pairs = Counter(
-            (kind, s.gold, s.pred if s.pred is not None else s.anchored)
-            for s in source.samples
-            if s.gold and (s.pred is not None or s.anchored is not None)
+            (kind, s.gold, s.answer) for s in source.samples if s.gold and s.answer is not None
         )
         for pair, count in pairs.items():
             _need(judging, pair, cache, cache_file)  # type: ignore[arg-type]
@@ -258,7 +254,7 @@ def _warn_gold_unparsed(source: InputFile, judging: _Judging) -> int:
             s.problem_id
             for s in source.samples
             if s.gold
-            and (verdicts := judging.known.get((kind, s.gold, s.pred or s.anchored or "")))
+            and (verdicts := judging.known.get((kind, s.gold, s.answer or "")))
             and verdicts["strict"].detail == GOLD_UNPARSED
         }
     )

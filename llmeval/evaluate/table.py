@@ -136,7 +136,7 @@ def export_verdicts(path: Path, result: EvalResult) -> int:
                     "status": status,
                     "correct": status == "correct" and not sample.truncated,
                     "truncated": sample.truncated,
-                    "pred": sample.pred if sample.pred is not None else sample.anchored,
+                    "pred": sample.answer,
                     "gold": sample.gold,
                 }
                 if judged is not None:

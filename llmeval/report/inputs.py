@@ -89,10 +89,9 @@ def _overturned(
     for i, (verdict, reply) in sorted(judged.items()):
         if verdict == "yes":
             s = source.samples[i]
-            answer = s.pred if s.pred is not None else s.anchored
             rows.append({"task": task, "problem_id": s.problem_id, "sample_idx": s.sample_idx,
                          "problem": source.prompts.get(s.problem_id, ""), "gold": s.gold,
-                         "answer": answer, "reply": reply})  # fmt: skip
+                         "answer": s.answer, "reply": reply})  # fmt: skip
     return rows
 
 
