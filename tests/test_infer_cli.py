@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.infer.resume import OutputLock
+from llmeval.infer.resume import output_lock
 from llmeval.records import Generation
 from tests.infer_helpers import (
     AIME24,
@@ -204,7 +204,7 @@ def test_model_is_asked_when_omitted_and_several_is_an_error(
 def test_a_second_run_on_the_same_output_refuses(small: Path, tmp_path: Path, capsys) -> None:
     out, link = tmp_path / "o.jsonl", tmp_path / "link.jsonl"
     link.symlink_to(out)
-    with OutputLock(link), serve() as srv:  # the same file under another name
+    with output_lock(link), serve() as srv:  # the same file under another name
         assert infer(srv.url, small, out) == 2
     assert "another llmeval infer is writing" in capsys.readouterr().err
     assert not out.exists()

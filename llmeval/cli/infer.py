@@ -24,45 +24,44 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="draw samples from an OpenAI-compatible server into a JSONL file (resumable)",
         description="One request and one output line per (problem, sample); reruns resume.",
     )
-    add = p.add_argument
-    add("--input", "--input_file", dest="input", required=True, help="problems JSONL")
-    add("--output", "--output_file", dest="output", required=True, help="generations JSONL")
-    add("--base-url", "--base_url", dest="base_url", action="append",
+    add = p.add_argument  # each flag's dest is its first spelling's (`--n-samples`: n_samples)
+    add("--input", "--input_file", required=True, help="problems JSONL")
+    add("--output", "--output_file", required=True, help="generations JSONL")
+    add("--base-url", "--base_url", action="append",
         help=f"server URL, repeatable (default $LLMEVAL_BASE_URL or {DEFAULT_BASE_URL})",
     )  # fmt: skip
-    add("--model", "--model_name", dest="model", help="model name (default: the only one served)")
-    add("--n-samples", "--n_samples", dest="n_samples", type=int, default=1)
-    add("--max-workers", "--max_workers", dest="max_workers", type=int, default=64,
-        help="requests in flight")  # fmt: skip
+    add("--model", "--model_name", help="model name (default: the only one served)")
+    add("--n-samples", "--n_samples", type=int, default=1)
+    add("--max-workers", "--max_workers", type=int, default=64, help="requests in flight")
     add("--temperature", type=float, default=0.6)
-    add("--top-p", "--top_p", dest="top_p", type=float, default=0.95)
-    add("--top-k", "--top_k", dest="top_k", type=int)
-    add("--min-p", "--min_p", dest="min_p", type=float)
-    add("--max-tokens", "--max_tokens", dest="max_tokens", type=int, default=32768)
+    add("--top-p", "--top_p", type=float, default=0.95)
+    add("--top-k", "--top_k", type=int)
+    add("--min-p", "--min_p", type=float)
+    add("--max-tokens", "--max_tokens", type=int, default=32768)
     add("--seed", type=int, default=0, help="base seed; each sample's seed derives from it")
-    add("--timeout", "--request_timeout", dest="timeout", type=float, default=600.0,
+    add("--timeout", "--request_timeout", type=float, default=600.0,
         help="seconds to wait for the next byte")  # fmt: skip
-    add("--deadline", type=float, default=None,
+    add("--deadline", type=float,
         help="seconds for a whole answer, else it is retried (default: none)")  # fmt: skip
-    add("--max-retries", "--max_retries", dest="max_retries", type=int, default=8)
+    add("--max-retries", "--max_retries", type=int, default=8)
     add("--retry-delay", type=float, default=1.0, help="first backoff ceiling, seconds")
     add("--retry-max-delay", type=float, default=60.0, help="backoff cap, seconds")
-    add("--system-prompt", "--system_prompt", dest="system_prompt")
-    add("--system_prompt_type", dest="system_prompt_type", help="upstream; only 'empty'")
-    add("--prompt-template", "--prompt_template", dest="prompt_template",
+    add("--system-prompt", "--system_prompt")
+    add("--system_prompt_type", help="upstream; only 'empty'")
+    add("--prompt-template", "--prompt_template",
         help="user message with {problem}, or @FILE (default: the task's)")  # fmt: skip
     add("--task", help="task name (default: from the input file name)")
-    add("--extra-body", "--extra_body", dest="extra_body", help="JSON object merged into requests")
-    add("--enable-thinking", "--enable_thinking", dest="enable_thinking", action="store_true",
+    add("--extra-body", "--extra_body", help="JSON object merged into requests")
+    add("--enable-thinking", "--enable_thinking", action="store_true",
         help="send chat_template_kwargs.enable_thinking=true")  # fmt: skip
-    add("--api-key", "--api_key", dest="api_key", help="bearer token (default $OPENAI_API_KEY)")
+    add("--api-key", "--api_key", help="bearer token (default $OPENAI_API_KEY)")
     add("--stream", action=argparse.BooleanOptionalAction, default=True,
         help="stream responses (SSE); --no-stream for servers without it")  # fmt: skip
-    add("--question-key", "--input_key", dest="question_key",
+    add("--question-key", "--input_key",
         help="key of the question (default: problem, else prompt sent verbatim)")  # fmt: skip
-    add("--answer-key", "--answer_key", "--label_key", dest="answer_key", default="answer")
-    add("--id-key", "--id_key", dest="id_key", help="key of the id (default: id, else doc_id)")
-    add("--response_key", dest="response_key", help="upstream: also write the text under this key")
+    add("--answer-key", "--answer_key", "--label_key", default="answer")
+    add("--id-key", "--id_key", help="key of the id (default: id, else doc_id)")
+    add("--response_key", help="upstream: also write the text under this key")
     add("--http", help=argparse.SUPPRESS)  # removed: one HTTP stack; a clear error below
     add("--force", action="store_true", help="resume even though parameters changed")
     add("--progress", choices=["auto", "bar", "plain"], default="auto")
@@ -70,14 +69,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _positive(name: str, value: float, minimum: float = 1) -> None:
-    if value < minimum:
-        raise UsageError(f"{name} must be at least {minimum:g}, got {value:g}")
-
-
 def options_from_args(args: argparse.Namespace) -> InferOptions:
     """Check the flags and build `InferOptions`."""
-    from llmeval.client.chat_client import normalize_base_url
+    from llmeval.client.endpoints import ClientConfig, normalize_base_url
     from llmeval.infer.problems import InputKeys
     from llmeval.infer.run import InferOptions
 
@@ -85,11 +79,11 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         raise UsageError(
             "--http was removed: llmeval has one HTTP stack (httpx on aiohttp); drop the flag"
         )
-    _positive("--n-samples", args.n_samples)
-    _positive("--max-workers", args.max_workers)
-    _positive("--max-tokens", args.max_tokens)
-    _positive("--max-retries", args.max_retries, 0)
-    _positive("--temperature", args.temperature, 0)
+    least = {"n_samples": 1, "max_workers": 1, "max_tokens": 1, "max_retries": 0, "temperature": 0}
+    for name, minimum in least.items():
+        if getattr(args, name) < minimum:
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"{flag} must be at least {minimum:g}, got {getattr(args, name):g}")
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
     if args.deadline is not None and args.deadline <= 0:
@@ -105,17 +99,20 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
     task = get_task(args.task) if args.task else task_from_filename(args.input)
     if args.task and task is None:
         raise UsageError(f"unknown --task {args.task!r}")
-    same = ("input", "output", "model", "n_samples", "max_workers", "temperature", "top_p",
-            "top_k", "min_p", "max_tokens", "seed", "timeout", "deadline", "max_retries",
-            "retry_delay", "retry_max_delay", "stream", "force", "response_key",
-            "progress_interval")  # fmt: skip
+    client = ClientConfig(
+        base_urls=urls, api_key=args.api_key or os.environ.get("OPENAI_API_KEY") or None,
+        stream=args.stream, timeout=args.timeout, deadline=args.deadline,
+        max_retries=args.max_retries, backoff_base=args.retry_delay,
+        backoff_max=args.retry_max_delay, max_workers=args.max_workers,
+    )  # fmt: skip
+    same = ("input", "output", "model", "n_samples", "temperature", "top_p", "top_k", "min_p",
+            "max_tokens", "seed", "force", "response_key", "progress_interval")  # fmt: skip
     return InferOptions(
         **{name: getattr(args, name) for name in same},
-        base_urls=urls,
+        client=client,
         system_prompt=args.system_prompt or None,
         template=_template(args.prompt_template) or (task.template if task else MATH_TEMPLATE),
         extra_body=_extra_body(args.extra_body, args.enable_thinking),
-        api_key=args.api_key or os.environ.get("OPENAI_API_KEY") or None,
         keys=InputKeys(question=args.question_key, answer=args.answer_key, id=args.id_key),
         task=task.name if task else None,
         progress={"auto": None, "bar": True, "plain": False}[args.progress],
@@ -134,17 +131,15 @@ def _template(flag: str | None) -> str | None:
 
 def _extra_body(flag: str | None, enable_thinking: bool) -> dict:
     """`--extra-body` as a JSON object, with `--enable-thinking`'s template argument."""
-    extra: dict = {}
-    if flag:
-        try:
-            extra = json.loads(flag)
-        except ValueError as exc:
-            raise UsageError(f"--extra-body is not valid JSON: {exc}") from None
-        if not isinstance(extra, dict):
-            raise UsageError("--extra-body must be a JSON object")
+    try:
+        extra = json.loads(flag or "{}")
+    except ValueError as exc:
+        raise UsageError(f"--extra-body is not valid JSON: {exc}") from None
+    if not isinstance(extra, dict):
+        raise UsageError("--extra-body must be a JSON object")
     if enable_thinking:
-        extra["chat_template_kwargs"] = {**(extra.get("chat_template_kwargs") or {})}
-        extra["chat_template_kwargs"]["enable_thinking"] = True
+        kwargs = extra.get("chat_template_kwargs") or {}
+        extra["chat_template_kwargs"] = {**kwargs, "enable_thinking": True}
     return extra
 
 

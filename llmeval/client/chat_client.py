@@ -15,7 +15,6 @@ import random
 import ssl
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import aiohttp
 import httpx
@@ -24,28 +23,25 @@ from httpx_aiohttp import AiohttpTransport
 from llmeval import __version__
 from llmeval.client.endpoints import (
     SET_ASIDE_AFTER,
-    ChatFailure,
     ClientConfig,
-    ContextLengthError,
     Endpoint,
-    FatalServerError,
-    RequestRejected,
-    Transient,
     display_url,
     normalize_base_url,
     pick,
-    raise_for_status,
 )
 from llmeval.client.protocol import (
-    MalformedResponse,
+    ChatFailure,
+    ContextLengthError,
+    FatalServerError,
     Reply,
-    StreamError,
+    RequestRejected,
     StreamParser,
+    Transient,
     error_message,
-    is_context_error,
     parse_completion,
+    raise_for_status,
 )
-from llmeval.errors import ServerError
+from llmeval.errors import ServerError, UsageError
 
 __all__ = [
     "ChatClient", "ChatFailure", "ClientConfig", "ContextLengthError", "FatalServerError",
@@ -73,7 +69,6 @@ class ChatClient:
         self.config = config
         self.retries = 0
         self.in_flight = 0
-        self.models_problem = ""  # what /models answered when it did not list models
         # credentials in a URL are not sent: the key goes as a bearer token (--api-key)
         self.endpoints = [Endpoint(display_url(normalize_base_url(u))) for u in config.base_urls]
         headers = {
@@ -101,152 +96,139 @@ class ChatClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
         """Close every connection."""
         await self.http.aclose()
 
-    async def models(self) -> list[str]:
-        """Model ids served (from the first endpoint that answers); unreachable ones set aside."""
-        found: list[str] | None = None
-        errors = []
+    async def resolve_model(self, wanted: str | None) -> str:
+        """`wanted`, else the only model served; asks every endpoint (unreachable ones are set
+        aside) so that a bad address or key fails here, before any request."""
+        served: list[str] | None = None
+        errors, why = [], ""
         for ep in self.endpoints:
             try:
                 resp = await self.http.get(ep.url + "/models")
-                status, raw = resp.status_code, resp.content
             except BROKEN as exc:
-                errors.append(f"cannot reach {ep.label}: {describe(exc)}")
+                errors.append(f"cannot reach {ep.url}: {describe(exc)}")
                 ep.failures, ep.down_until = SET_ASIDE_AFTER, time.monotonic() + 30
                 continue
+            status, raw = resp.status_code, resp.content
             if status in (401, 403):
-                raise ServerError(f"{ep.label}: HTTP {status}: {error_message(raw)}")
-            if found is None and status == 200:
+                raise ServerError(f"{ep.url}: HTTP {status}: {error_message(raw)}")
+            if status != 200:  # kept for the error when no model is found at all
+                why = f" ({ep.url}/models: HTTP {status}: {error_message(raw)})"
+            elif served is None:
                 try:
-                    found = [str(m["id"]) for m in json.loads(raw)["data"]]
+                    served = [str(m["id"]) for m in json.loads(raw)["data"]]
                 except (ValueError, KeyError, TypeError):
-                    found = []
-            elif status != 200:  # kept for the error when no model is found at all
-                self.models_problem = f"{ep.label}/models: HTTP {status}: {error_message(raw)}"
+                    served = []
         if len(errors) == len(self.endpoints):
             raise ServerError("; ".join(errors))
         for error in errors:
             log.warning("%s (set aside for now)", error)
-        return found or []
+        if wanted:
+            return wanted
+        if not served:
+            raise ServerError(f"the server lists no models at /v1/models{why}; pass --model")
+        if len(served) > 1:
+            listed = ", ".join(served)
+            raise UsageError(f"the server serves several models ({listed}); pick one with --model")
+        log.info("model: %s (the only one the server lists)", served[0])
+        return served[0]
 
     async def complete(self, body: bytes) -> Outcome:
         """One completion for `body`, retried with capped, jittered exponential backoff."""
         cfg = self.config
         last: Endpoint | None = None
-        several = len(self.endpoints) > 1
         for attempt in range(cfg.max_retries + 1):
             ep = pick(self.endpoints, last)
             start = time.perf_counter()
             try:
-                reply = await self._attempt(ep, body, start)
+                reply = await self._once(ep, body, start)
             except Transient as exc:
-                if exc.dropped and attempt < cfg.max_retries:  # not the server's fault
-                    continue
-                ep.failed(several, cfg.backoff_max, exc.connect)
-                last = ep
-                if attempt == cfg.max_retries:
-                    if all(e.unreachable for e in self.endpoints):  # no use going on
-                        raise FatalServerError(f"servers unreachable: {exc}") from None
-                    raise ChatFailure(f"gave up after {attempt + 1} attempts: {exc}") from None
-                self.retries += 1
-                delay = random.uniform(0, min(cfg.backoff_max, cfg.backoff_base * 2**attempt))
-                await asyncio.sleep(max(delay, min(exc.retry_after, cfg.backoff_max)))
+                if exc.dropped and attempt < cfg.max_retries:
+                    continue  # not the server's fault: at once, on a new connection
+                ep.failed(len(self.endpoints) > 1, cfg.backoff_max, exc.connect)
+                last, error = ep, exc
+                if attempt < cfg.max_retries:
+                    self.retries += 1
+                    delay = random.uniform(0, min(cfg.backoff_max, cfg.backoff_base * 2**attempt))
+                    await asyncio.sleep(max(delay, min(exc.retry_after, cfg.backoff_max)))
                 continue
             ep.succeeded()
-            return Outcome(reply, ep.label, time.perf_counter() - start)
-        raise AssertionError("unreachable")
-
-    async def _attempt(self, ep: Endpoint, body: bytes, start: float) -> Reply:
-        """One attempt, cut off (and its connection dropped) past `--deadline`."""
-        deadline = self.config.deadline
-        if deadline is None:
-            return await self._once(ep, body, start)
-        try:
-            return await asyncio.wait_for(self._once(ep, body, start), deadline)
-        except TimeoutError:  # TimeoutError from 3.11 on
-            raise Transient(f"no whole answer within the {deadline:g} s deadline") from None
+            return Outcome(reply, ep.url, time.perf_counter() - start)
+        if all(e.unreachable for e in self.endpoints):  # no use going on
+            raise FatalServerError(f"servers unreachable: {error}")
+        raise ChatFailure(f"gave up after {cfg.max_retries + 1} attempts: {error}")
 
     async def _once(self, ep: Endpoint, body: bytes, start: float) -> Reply:
-        ep.in_flight += 1
-        self.in_flight += 1
+        """One attempt, cut off (and its connection dropped) past `--deadline`."""
         # straight to the transport: AsyncClient.send's layers (auth, redirects, cookies, hooks)
         # cost ~30% of the client's CPU per request, and a chat request needs none of them
         request = self.http.build_request("POST", ep.url + "/chat/completions", content=body)
+        resp = None
+        ep.in_flight += 1
+        self.in_flight += 1
         try:
-            try:
+            async with asyncio.timeout(self.config.deadline):
                 resp = await self.transport.handle_async_request(request)
-            except BROKEN as exc:  # llama-server closes a kept-alive connection after a stream
-                connect = _is_connect(exc)  # refused, unresolvable: back off as usual
-                dropped = not connect and any(isinstance(e, _DROPPED) for e in _chain(exc))
-                raise Transient(describe(exc), connect=connect, dropped=dropped) from None
-            try:
-                if resp.status_code != 200:
-                    raw = await resp.aread()
-                    raise_for_status(
-                        ep.label, resp.status_code, raw, resp.headers.get("retry-after")
-                    )
-                if self.config.stream:
-                    return await _read_stream(resp, start)
-                return parse_completion(await resp.aread())
-            finally:
-                await resp.aclose()
-        except BROKEN as exc:
-            raise Transient(describe(exc), connect=_is_connect(exc)) from None
-        except MalformedResponse as exc:
-            raise Transient(str(exc)) from None
+                try:
+                    if resp.status_code != 200:
+                        raw, retry_after = await resp.aread(), resp.headers.get("retry-after")
+                        raise_for_status(ep.url, resp.status_code, raw, retry_after)
+                    if not self.config.stream:
+                        return parse_completion(await resp.aread())
+                    parser = StreamParser(started=start, now=time.perf_counter)
+                    async for data in resp.aiter_raw():  # parsed as the bytes arrive
+                        parser.feed(data)
+                    return parser.finish()
+                finally:
+                    await resp.aclose()
+        except BROKEN as exc:  # first: aiohttp's timeouts are TimeoutErrors too
+            raise _transient(exc, answered=resp is not None) from None
+        except TimeoutError:
+            raise Transient(
+                f"no whole answer within the {self.config.deadline:g} s deadline"
+            ) from None
         finally:
             ep.in_flight -= 1
             self.in_flight -= 1
 
 
-async def _read_stream(resp: Any, start: float) -> Reply:
-    """Parse an SSE response as its bytes arrive."""
-    parser = StreamParser(started=start, now=time.perf_counter)
-    try:
-        async for data in resp.aiter_raw():
-            parser.feed(data)
-    except StreamError as exc:
-        if is_context_error(400, str(exc)):
-            raise ContextLengthError(str(exc)) from None
-        raise Transient(f"error in stream: {exc}") from None
-    return parser.finish()
-
-
 # Transport errors: httpx's, and aiohttp's where httpx-aiohttp lets them through (body reads).
 BROKEN = (httpx.TransportError, aiohttp.ClientError)
+# No connection could be made (httpx-aiohttp maps every aiohttp connection error, a dropped
+# keep-alive included, to `ConnectTimeout`: the cause says which it was).
 _CONNECT = (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError, httpx.ConnectError)
-# a reused connection the server had closed: the request could not be written, or no answer
+# a reused connection the server had closed (llama-server does, after a stream): the request
+# could not be written, or no answer came
 _DROPPED = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
     """`exc` and its causes (httpx-aiohttp raises httpx errors from aiohttp's, from the OS's)."""
-    found: list[BaseException] = []
-    cause: BaseException | None = exc
-    while cause is not None and len(found) < 10:
-        found.append(cause)
-        cause = cause.__cause__ or cause.__context__
-    return found
+    chain = [exc]
+    while (cause := chain[-1].__cause__ or chain[-1].__context__) and len(chain) < 10:
+        chain.append(cause)
+    return chain
 
 
-def _is_connect(exc: BaseException) -> bool:
-    """Whether no connection could be made (httpx-aiohttp maps every aiohttp connection error,
-    a dropped keep-alive included, to `ConnectTimeout`: the cause says which it was)."""
-    return any(isinstance(e, _CONNECT) for e in _chain(exc))
+def _transient(exc: BaseException, answered: bool) -> Transient:
+    """A transport error to retry; `dropped` when a reused connection failed before any answer."""
+    chain = _chain(exc)
+    connect = any(isinstance(e, _CONNECT) for e in chain)  # refused, unresolvable: back off
+    dropped = not (connect or answered) and any(isinstance(e, _DROPPED) for e in chain)
+    return Transient(describe(exc), connect=connect, dropped=dropped)
 
 
 def describe(exc: BaseException) -> str:
     """A transport error in a few words, with the OS's reason where there is one."""
-    for cause in _chain(exc):
+    chain = _chain(exc)
+    for cause in chain:
         # an SSL error's errno is the SSL library's code, not the system's
         errno = 0 if isinstance(cause, ssl.SSLError) else getattr(cause, "errno", 0) or 0
         if isinstance(cause, OSError) and errno > 0:
             reason = os.strerror(errno).lower()
-            return f"cannot connect: {reason}" if _is_connect(exc) else reason
+            connect = any(isinstance(e, _CONNECT) for e in chain)
+            return f"cannot connect: {reason}" if connect else reason
     detail = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {detail}" if detail != type(exc).__name__ else detail

@@ -1,4 +1,4 @@
-"""What the chat client decides without I/O: config, URLs, error classes, endpoint choice.
+"""What the chat client decides without I/O: its config, URLs, the choice of endpoint.
 
 Endpoints are chosen least-loaded; one that keeps failing is set aside for a while.
 """
@@ -9,38 +9,9 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from llmeval.client.protocol import error_message, is_context_error
 from llmeval.errors import UsageError
 
 SET_ASIDE_AFTER = 3  # consecutive failures before an endpoint is set aside
-
-
-class ChatFailure(Exception):
-    """A sample that could not be completed; the message is the server's or the transport's."""
-
-
-class ContextLengthError(ChatFailure):
-    """Prompt + max_tokens exceed the context: deterministic, recorded, never retried."""
-
-
-class RequestRejected(ChatFailure):
-    """A 4xx the server will repeat (bad parameter): fails the sample at once."""
-
-
-class FatalServerError(ChatFailure):
-    """Every further request would fail the same way (auth, wrong model, servers gone)."""
-
-
-class Transient(Exception):
-    """Worth retrying: 408/429/5xx, broken or timed-out connections, malformed replies."""
-
-    def __init__(
-        self, message: str, retry_after: float = 0.0, connect: bool = False, dropped: bool = False
-    ) -> None:
-        super().__init__(message)
-        self.retry_after, self.connect = retry_after, connect
-        # a kept-alive connection the server had closed, found before any answer: retry at once
-        self.dropped = dropped
 
 
 @dataclass
@@ -77,17 +48,15 @@ def display_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
+@dataclass(eq=False)
 class Endpoint:
-    """One server: its URL, load and failure state."""
+    """One server: its URL (without credentials), load and failure state."""
 
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.label = display_url(url)
-        self.in_flight = 0
-        self.failures = 0
-        self.down_until = 0.0
-        self.completed = 0
-        self.unreachable = False  # the last attempt could not connect
+    url: str
+    in_flight: int = 0
+    failures: int = 0
+    down_until: float = 0.0
+    unreachable: bool = False  # the last attempt could not connect
 
     def failed(self, several: bool, cap: float, connect: bool = False) -> None:
         """Count a failure; set the endpoint aside (when there are others) after a streak."""
@@ -100,7 +69,6 @@ class Endpoint:
         """End a failure streak."""
         self.failures = 0
         self.unreachable = False
-        self.completed += 1
 
 
 def pick(endpoints: list[Endpoint], avoid: Endpoint | None) -> Endpoint:
@@ -111,19 +79,3 @@ def pick(endpoints: list[Endpoint], avoid: Endpoint | None) -> Endpoint:
     if not choice:
         return min(endpoints, key=lambda e: e.down_until)
     return min(choice, key=lambda e: e.in_flight)
-
-
-def raise_for_status(label: str, status: int, raw: bytes, retry_after: str | None) -> None:
-    """Turn a non-200 answer into the right error."""
-    message = error_message(raw)
-    if status in (408, 409, 425, 429) or status >= 500:
-        try:
-            wait = float(retry_after or 0)
-        except ValueError:
-            wait = 0.0
-        raise Transient(f"HTTP {status}: {message}", retry_after=wait)
-    if is_context_error(status, message):
-        raise ContextLengthError(message)
-    if status in (401, 403, 404):
-        raise FatalServerError(f"{label}: HTTP {status}: {message}")
-    raise RequestRejected(f"HTTP {status}: {message}")

@@ -1,6 +1,7 @@
-"""The chat protocol without I/O: request bodies, response and SSE parsing, error classification.
+"""The chat protocol without I/O: request bodies, response and SSE parsing, errors and their
+classification.
 
-Pure functions over bytes and dicts, so `client.py` holds only transport, retries and endpoints.
+Pure functions over bytes and dicts: the client holds only transport, retries and endpoints.
 """
 
 from __future__ import annotations
@@ -19,6 +20,42 @@ _CONTEXT = re.compile(
     r"|exceeds the available context|prompt is too long|too many tokens",
     re.IGNORECASE,
 )
+
+
+class ChatFailure(Exception):
+    """A sample that could not be completed; the message is the server's or the transport's."""
+
+
+class ContextLengthError(ChatFailure):
+    """Prompt + max_tokens exceed the context: deterministic, recorded, never retried."""
+
+
+class RequestRejected(ChatFailure):
+    """A 4xx the server will repeat (bad parameter): fails the sample at once."""
+
+
+class FatalServerError(ChatFailure):
+    """Every further request would fail the same way (auth, wrong model, servers gone)."""
+
+
+class Transient(Exception):
+    """Worth retrying: 408/429/5xx, broken or timed-out connections, malformed replies."""
+
+    def __init__(
+        self, message: str, retry_after: float = 0.0, connect: bool = False, dropped: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.retry_after, self.connect = retry_after, connect
+        # a kept-alive connection the server had closed, found before any answer: retry at once
+        self.dropped = dropped
+
+
+class MalformedResponse(Transient):
+    """A 200 response that is not a usable chat completion (retried)."""
+
+
+class StreamError(Transient):
+    """The server reported an error inside a stream (retried, unless it is the context's)."""
 
 
 def loads(raw: bytes) -> Any:
@@ -45,14 +82,11 @@ def build_body(
 ) -> bytes:
     """The JSON body of one chat request asking for one completion."""
     body: dict[str, Any] = {"model": model, "messages": messages, "n": 1, "max_tokens": max_tokens}
-    body.update({k: v for k, v in sampling.items() if v is not None})
+    body |= {k: v for k, v in sampling.items() if v is not None}
     body["seed"] = seed
     if stream:
-        body["stream"] = True
-        body["stream_options"] = {"include_usage": True}
-    if extra_body:
-        body.update(extra_body)
-    return json.dumps(body, ensure_ascii=False).encode()
+        body |= {"stream": True, "stream_options": {"include_usage": True}}
+    return json.dumps(body | (extra_body or {}), ensure_ascii=False).encode()
 
 
 def clean_text(text: str | None) -> str | None:
@@ -75,8 +109,8 @@ def error_message(raw: bytes, limit: int = 300) -> str:
     """The server's error message from an error body, on one line."""
     text = raw.decode("utf-8", "replace")
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
+        data = loads(raw)
+    except ValueError:
         data = None
     if isinstance(data, dict):
         inner = data.get("error", data)
@@ -90,8 +124,20 @@ def error_message(raw: bytes, limit: int = 300) -> str:
     return text[:limit] + ("..." if len(text) > limit else "")
 
 
-class MalformedResponse(ValueError):
-    """A 200 response that is not a usable chat completion (retried)."""
+def raise_for_status(url: str, status: int, raw: bytes, retry_after: str | None) -> None:
+    """Turn a non-200 answer into the right error."""
+    message = error_message(raw)
+    if status in (408, 409, 425, 429) or status >= 500:
+        try:
+            wait = float(retry_after or 0)
+        except ValueError:
+            wait = 0.0
+        raise Transient(f"HTTP {status}: {message}", retry_after=wait)
+    if is_context_error(status, message):
+        raise ContextLengthError(message)
+    if status in (401, 403, 404):
+        raise FatalServerError(f"{url}: HTTP {status}: {message}")
+    raise RequestRejected(f"HTTP {status}: {message}")
 
 
 @dataclass
@@ -108,10 +154,6 @@ class Reply:
 
 def _count(value: Any) -> int | None:
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _finish(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 def _text_of(value: Any) -> str:
@@ -139,16 +181,13 @@ def parse_completion(raw: bytes) -> Reply:
         data = loads(raw)
         choice = data["choices"][0]
         message = choice["message"]
-    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        text = _text_of(message.get("content"))
+        reasoning = _text_of(message.get("reasoning_content") or message.get("reasoning"))
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         raise MalformedResponse(f"malformed completion ({type(exc).__name__}: {exc})") from None
-    if not isinstance(message, dict):
-        raise MalformedResponse("malformed completion (message is not an object)")
-    reasoning = _text_of(message.get("reasoning_content") or message.get("reasoning"))
-    reply = Reply(
-        text=clean_text(_text_of(message.get("content"))) or "",
-        reasoning=clean_text(reasoning) or None,
-        finish_reason=_finish(choice.get("finish_reason") if isinstance(choice, dict) else None),
-    )
+    finish = choice.get("finish_reason")
+    reply = Reply(clean_text(text) or "", clean_text(reasoning) or None)
+    reply.finish_reason = None if finish is None else str(finish)
     _usage_into(reply, data.get("usage"))
     return reply
 
@@ -187,7 +226,10 @@ class StreamParser:
         if not isinstance(event, dict):
             raise MalformedResponse("malformed stream event (not an object)")
         if "error" in event:
-            raise StreamError(error_message(json.dumps(event).encode()))
+            message = error_message(json.dumps(event).encode())
+            if is_context_error(400, message):
+                raise ContextLengthError(message)
+            raise StreamError(f"error in stream: {message}")
         if event.get("usage"):
             _usage_into(self.reply, event["usage"])
         try:
@@ -210,7 +252,7 @@ class StreamParser:
             if reasoning:
                 self._reasoning.append(reasoning)
             if choice.get("finish_reason"):
-                self.reply.finish_reason = _finish(choice["finish_reason"])
+                self.reply.finish_reason = str(choice["finish_reason"])
 
     def finish(self) -> Reply:
         """The reply once the stream ended; raises `MalformedResponse` for a cut stream."""
@@ -225,7 +267,3 @@ class StreamParser:
         if self._reasoning:
             self.reply.reasoning = clean_text("".join(self._reasoning))
         return self.reply
-
-
-class StreamError(Exception):
-    """The server reported an error inside a stream."""

@@ -17,7 +17,7 @@ from llmeval.records import Problem
 from llmeval.tasks import render_prompt
 
 _FIELDS = frozenset({"id", "problem", "prompt", "answer"})
-_META_MAX_CHARS = 200  # longer extras (reference solutions) stay out of every output line
+_META_MAX_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -34,46 +34,36 @@ def derived_id(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def _text(value: Any, what: str, path: Path, line: int) -> str:
-    if isinstance(value, bool) or value is None or isinstance(value, dict | list):
-        raise InputError(
-            path, f"{what} must be text or a number, got {json.dumps(value)[:60]}", line=line
-        )
-    text = str(value)
-    if not text.strip():
-        raise InputError(path, f"{what} is empty", line=line)
-    return text
+def _field(row: dict[str, Any], key: str, hint: str, path: Path, line: int) -> str:
+    """The text (or number, as text) under `key`; `hint` names the flag that picks the key."""
+    if key not in row:
+        raise InputError(path, f"missing key {key!r}{hint}", line=line)
+    value = row[key]
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        got = json.dumps(value)[:60]
+        raise InputError(path, f"key {key!r} must be text or a number, got {got}", line=line)
+    if not str(value).strip():
+        raise InputError(path, f"key {key!r} is empty", line=line)
+    return str(value)
 
 
 def parse_row(row: dict[str, Any], keys: InputKeys, path: Path, line: int) -> Problem:
     """One input object as a `Problem` (`prompt` set when it is sent verbatim)."""
     qkey = keys.question or next((k for k in ("problem", "prompt") if k in row), None)
-    if qkey is None or qkey not in row:
-        hint = f"{qkey!r}" if qkey else "'problem' (or 'prompt')"
-        raise InputError(path, f"missing key {hint}; choose one with --question-key", line=line)
-    text = _text(row[qkey], f"key {qkey!r}", path, line)
-    if keys.answer not in row:
-        raise InputError(
-            path, f"missing key {keys.answer!r}; choose one with --answer-key", line=line
-        )
-    answer = _text(row[keys.answer], f"key {keys.answer!r}", path, line)
-    if keys.id is not None:
-        if keys.id not in row:
-            raise InputError(path, f"missing key {keys.id!r} (--id-key)", line=line)
-        pid = _text(row[keys.id], f"key {keys.id!r}", path, line)
-    elif "id" in row or "doc_id" in row:
-        pid = _text(row.get("id", row.get("doc_id")), "the id", path, line)
-    else:
-        pid = derived_id(text)
-    used = {qkey, keys.answer, keys.id}
+    if qkey is None:
+        hint = "; choose one with --question-key"
+        raise InputError(path, f"missing key 'problem' (or 'prompt'){hint}", line=line)
+    text = _field(row, qkey, "; choose one with --question-key", path, line)
+    answer = _field(row, keys.answer, "; choose one with --answer-key", path, line)
+    id_key = keys.id or next((k for k in ("id", "doc_id") if k in row), None)
+    pid = _field(row, id_key, " (--id-key)", path, line) if id_key else derived_id(text)
+    used = {qkey, keys.answer, keys.id, *_FIELDS}
+    # short extras only: longer ones (reference solutions) stay out of every output line
     meta = {
         k: v
         for k, v in row.items()
         if k not in used
-        and k not in _FIELDS
-        and (
-            isinstance(v, int | float | bool) or (isinstance(v, str) and len(v) <= _META_MAX_CHARS)
-        )
+        and (isinstance(v, int | float) or (isinstance(v, str) and len(v) <= _META_MAX_CHARS))
     }
     verbatim = qkey == "prompt"
     return Problem(
@@ -99,11 +89,8 @@ def load_problems(path: str | Path, keys: InputKeys | None = None) -> list[Probl
             raise InputError(path, f"expected a JSON object, got {type(row).__name__}", line=line)
         problem = parse_row(row, keys, path, line)
         if problem.id in first_line:
-            raise InputError(
-                path,
-                f"duplicate id {problem.id!r} (also on line {first_line[problem.id]})",
-                line=line,
-            )
+            also = f"also on line {first_line[problem.id]}"
+            raise InputError(path, f"duplicate id {problem.id!r} ({also})", line=line)
         first_line[problem.id] = line
         problems.append(problem)
     if not problems:
@@ -120,8 +107,5 @@ def user_message(problem: Problem, template: str) -> str:
 
 def file_sha256(path: str | Path) -> str:
     """The SHA-256 of a file's bytes."""
-    digest = hashlib.sha256()
     with Path(path).open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()

@@ -8,8 +8,9 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from llmeval.infer.runner import Tally
@@ -31,31 +32,19 @@ class Snapshot:
     cpu: float = 0.0  # CPU seconds this process used over `elapsed`
 
 
-def _clock(seconds: float) -> str:
-    seconds = int(seconds)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-
-
-def rates(snap: Snapshot) -> tuple[float, float, float | None]:
-    """(samples/s, output tokens/s, ETA seconds or None)."""
-    elapsed = max(snap.elapsed, 1e-9)
-    per_s = snap.done / elapsed
-    left = snap.total - snap.done - snap.failed
-    eta = left / per_s if per_s > 0 else None
-    return per_s, snap.tokens / elapsed, eta
-
-
 def cpu_share(cpu_s: float, wall_s: float) -> float:
     """The fraction of one CPU core used: CPU seconds over wall seconds."""
     return cpu_s / wall_s if wall_s > 0 else 0.0
 
 
 def _counters(snap: Snapshot) -> str:
-    per_s, tok_s, eta = rates(snap)
+    elapsed = max(snap.elapsed, 1e-9)
+    per_s = snap.done / elapsed
+    left = snap.total - snap.done - snap.failed
+    eta = timedelta(seconds=int(left / per_s)) if per_s > 0 else "?"  # H:MM:SS
     return (
-        f"{per_s:.1f} samples/s {tok_s:,.0f} tok/s in flight {snap.in_flight} "
-        f"retries {snap.retries} failed {snap.failed} "
-        f"ETA {_clock(eta) if eta is not None else '?'} "
+        f"{per_s:.1f} samples/s {snap.tokens / elapsed:,.0f} tok/s in flight {snap.in_flight} "
+        f"retries {snap.retries} failed {snap.failed} ETA {eta} "
         f"cpu {cpu_share(snap.cpu, snap.elapsed):.0%}"
     )
 
@@ -66,16 +55,11 @@ def plain_line(snap: Snapshot) -> str:
     return f"infer: {snap.done}/{snap.total} ({pct:.0f}%) {_counters(snap)}"
 
 
-# A client busier than this share of its one core, over a run this long, may set the pace.
-BOUND_SHARE = 0.9
-BOUND_MIN_S = 10.0
-
-
 def client_bound_hint(cpu_s: float, wall_s: float, stream: bool) -> str | None:
-    """A warning when the run kept llmeval's one process (asyncio: one core) nearly always
-    busy, so the client rather than the server may have limited the rate; None otherwise."""
+    """A warning when a run of 10 s or more kept llmeval's one process (asyncio: one core) over
+    90% busy: the client rather than the server may have limited the rate; None otherwise."""
     share = cpu_share(cpu_s, wall_s)
-    if wall_s < BOUND_MIN_S or share < BOUND_SHARE:
+    if wall_s < 10.0 or share < 0.9:
         return None
     if stream:
         cure = "`--no-stream` costs far less CPU per sample than parsing every token"
@@ -87,59 +71,30 @@ def client_bound_hint(cpu_s: float, wall_s: float, stream: bool) -> str | None:
     )
 
 
-class Progress:
-    """Shows `snapshot()` until cancelled: rich on a terminal, plain lines every `interval` s."""
+async def show_progress(
+    snapshot: Callable[[], Snapshot], live: bool | None, interval: float
+) -> None:
+    """Show `snapshot()` until cancelled: a rich bar on a terminal (`live` None), refreshed
+    4 times a second and once more at the end, else a plain line every `interval` s."""
+    if not (sys.stderr.isatty() if live is None else live):
+        while True:  # until cancelled
+            await asyncio.sleep(interval)
+            print(plain_line(snapshot()), file=sys.stderr, flush=True)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    def __init__(
-        self,
-        snapshot: Callable[[], Snapshot],
-        *,
-        stream: TextIO | None = None,
-        live: bool | None = None,
-        interval: float = 5.0,
-    ) -> None:
-        self.snapshot = snapshot
-        self.stream = stream or sys.stderr
-        self.live = self.stream.isatty() if live is None else live
-        self.interval = interval
-
-    async def run(self) -> None:
-        """Refresh until cancelled (then show the final state once)."""
-        if self.live:
-            await self._rich()
-            return
+    info = TextColumn("{task.fields[info]}")
+    columns = (TextColumn("infer"), BarColumn(), MofNCompleteColumn(), info)
+    with Progress(*columns, console=Console(file=sys.stderr)) as bar:
+        task = bar.add_task("infer", total=snapshot().total, info="")
         try:
             while True:
-                await asyncio.sleep(self.interval)
-                print(plain_line(self.snapshot()), file=self.stream, flush=True)
-        except asyncio.CancelledError:
-            pass
-
-    async def _rich(self) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
-        from rich.progress import Progress as Bar
-
-        bar = Bar(
-            TextColumn("infer"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[info]}"),
-            console=Console(file=self.stream),
-        )
-        first = self.snapshot()
-        task = bar.add_task("infer", total=first.total, info="")
-        with bar:
-            try:
-                while True:
-                    self._show(bar, task)
-                    await asyncio.sleep(0.25)
-            except asyncio.CancelledError:
-                self._show(bar, task)
-
-    def _show(self, bar: object, task: object) -> None:
-        snap = self.snapshot()
-        bar.update(task, completed=snap.done, info=_counters(snap))  # type: ignore[attr-defined]
+                snap = snapshot()
+                bar.update(task, completed=snap.done, info=_counters(snap))
+                await asyncio.sleep(0.25)
+        finally:
+            snap = snapshot()
+            bar.update(task, completed=snap.done, info=_counters(snap))
 
 
 def start_clock() -> Callable[[], float]:
@@ -171,4 +126,3 @@ def summarize(tally: Tally, output: Path, seconds: float, hint: str | None = Non
         log.warning("interrupted: every finished sample is kept; rerun to resume")
     if hint:
         log.warning("%s", hint)
-    sys.stdout.flush()

@@ -5,13 +5,13 @@ File I/O only; what to request next is planned by the pure `infer.plan`.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
-
-from pydantic import ValidationError
 
 from llmeval.errors import InputError, OutputError, UsageError
 from llmeval.files import read_models, write_json_atomic
@@ -25,33 +25,26 @@ def spec_path(output: str | Path) -> Path:
     return Path(f"{output}.spec.json")
 
 
-class OutputLock:
+@contextlib.contextmanager
+def output_lock(output: str | Path) -> Iterator[None]:
     """An exclusive `flock` on `<output>.lock`: two runs never append to one file."""
-
-    def __init__(self, output: str | Path) -> None:
-        self.path = Path(f"{Path(output).resolve()}.lock")  # one lock whatever the path spelling
-        self._fd = -1
-
-    def __enter__(self) -> OutputLock:
-        try:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise OutputError(f"{self.path}: cannot create the lock file: {exc.strerror}") from None
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(self._fd)
-            self._fd = -1
-            raise UsageError(
-                f"another llmeval infer is writing {self.path.with_suffix('')} "
-                f"(it holds {self.path}); wait for it or use another --output"
-            ) from None
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)  # closing releases the lock; the file stays (unlinking races)
-            self._fd = -1
+    path = Path(f"{Path(output).resolve()}.lock")  # one lock whatever the path spelling
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot create the lock file: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise UsageError(
+            f"another llmeval infer is writing {path.with_suffix('')} "
+            f"(it holds {path}); wait for it or use another --output"
+        ) from None
+    try:
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock; the file stays (unlinking races)
 
 
 def done_keys(output: str | Path) -> set[tuple[str, int]]:
@@ -61,25 +54,17 @@ def done_keys(output: str | Path) -> set[tuple[str, int]]:
     return {(r.problem_id, r.sample_idx) for _, r in read_models(output, SampleKey)}
 
 
-def read_spec(output: str | Path) -> RunSpec | None:
-    """The run spec beside an output, or None if there is none."""
-    path = spec_path(output)
-    try:
-        return RunSpec.model_validate_json(path.read_bytes())
-    except FileNotFoundError:
-        return None
-    except (ValidationError, ValueError) as exc:
-        raise InputError(path, f"not a valid run spec ({str(exc).splitlines()[0]})") from None
-
-
 def check_spec(output: str | Path, spec: RunSpec, *, force: bool, has_output: bool) -> None:
     """Refuse a resume whose sample-changing parameters differ from the existing spec."""
-    old = read_spec(output)
-    if old is None:
+    path = spec_path(output)
+    try:
+        diffs = RunSpec.model_validate_json(path.read_bytes()).differences(spec)
+    except FileNotFoundError:
         if has_output:
             log.warning("%s has no run spec beside it; writing one now", output)
         return
-    diffs = old.differences(spec)
+    except ValueError as exc:  # pydantic's ValidationError included
+        raise InputError(path, f"not a valid run spec ({str(exc).splitlines()[0]})") from None
     if not diffs:
         return
     shown = "; ".join(f"{k}: {_short(a)} -> {_short(b)}" for k, (a, b) in diffs.items())

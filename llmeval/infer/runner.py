@@ -1,6 +1,7 @@
-"""The async part of `infer`: a fixed number of workers and ONE writer appending each record.
+"""The async part of `infer`: a fixed number of workers; each finished sample is appended at
+once through the run's one appender (a whole line per write, never interleaved).
 
-SIGINT/SIGTERM stop new requests, cancel those in flight and let the writer flush.
+SIGINT/SIGTERM stop new requests and cancel those in flight; every finished sample is kept.
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ import contextlib
 import json
 import signal
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from llmeval.client.chat_client import (
     ChatClient,
@@ -22,7 +23,11 @@ from llmeval.client.chat_client import (
     Outcome,
 )
 from llmeval.client.protocol import Reply, build_body
+from llmeval.infer.problems import user_message
 from llmeval.records import Generation, Problem, Usage
+
+if TYPE_CHECKING:
+    from llmeval.infer.run import InferOptions
 
 
 @dataclass(frozen=True)
@@ -32,20 +37,6 @@ class Job:
     problem: int  # index into the problem list
     sample_idx: int
     seed: int
-
-
-@dataclass
-class Request:
-    """Everything about a request that is the same for every sample of a run."""
-
-    model: str
-    system_prompt: str | None
-    max_tokens: int
-    sampling: dict[str, Any]
-    extra_body: dict[str, Any]
-    stream: bool
-    task: str | None = None
-    response_key: str | None = None  # upstream readers' name for `gen`, written as well
 
 
 @dataclass
@@ -63,9 +54,10 @@ class Tally:
 
 
 def record_line(
-    req: Request, problem: Problem, prompt: str, job: Job, outcome: Outcome | None, reply: Reply
+    opts: InferOptions, model: str, problem: Problem, prompt: str, job: Job, outcome: Outcome | None
 ) -> bytes:
-    """The output line of one sample."""
+    """The output line of one sample (`outcome` None: prompt + max_tokens exceed the context)."""
+    reply = outcome.reply if outcome else Reply(finish_reason="context_length")
     gen = Generation(
         problem_id=problem.id,
         sample_idx=job.sample_idx,
@@ -80,35 +72,27 @@ def record_line(
         latency_s=round(outcome.latency_s, 4) if outcome else None,
         ttft_s=round(reply.ttft_s, 4) if reply.ttft_s is not None else None,
         seed=job.seed,
-        model=req.model,
+        model=model,
         endpoint=outcome.endpoint if outcome else None,
-        task=req.task,
+        task=opts.task,
         meta=problem.extras,
     )
-    if req.response_key and req.response_key != "gen":
+    if opts.response_key and opts.response_key != "gen":  # upstream readers' name, as well
         data = gen.model_dump(mode="json", exclude_none=True)
-        data[req.response_key] = reply.text
+        data[opts.response_key] = reply.text
         return json.dumps(data, ensure_ascii=False).encode() + b"\n"
     return gen.model_dump_json(exclude_none=True).encode() + b"\n"
 
 
-def request_body(req: Request, prompt: str, seed: int) -> bytes:
-    """The body of one sample's request."""
-    messages = [{"role": "user", "content": prompt}]
-    if req.system_prompt:
-        messages.insert(0, {"role": "system", "content": req.system_prompt})
-    return build_body(
-        req.model, messages, max_tokens=req.max_tokens, seed=seed, stream=req.stream,
-        sampling=req.sampling, extra_body=req.extra_body,
-    )  # fmt: skip
-
-
 async def run_jobs(
-    jobs: Iterable[Job], problems: list[Problem], prompts: list[str], req: Request,
-    client: ChatClient, write: Callable[[bytes], None], tally: Tally, workers: int,
+    opts: InferOptions, model: str, jobs: list[Job], problems: list[Problem],
+    client: ChatClient, write: Callable[[bytes], None], tally: Tally,
 ) -> None:  # fmt: skip
-    """Run `jobs` with `workers` concurrent requests; `write` gets each finished line in turn."""
-    lines: asyncio.Queue[bytes | None] = asyncio.Queue()  # unbounded: a finished sample never waits
+    """Run `jobs`, `--max-workers` requests at a time; `write` gets each finished line."""
+    prompts = [user_message(p, opts.template) for p in problems]
+    system = [{"role": "system", "content": opts.system_prompt}] if opts.system_prompt else []
+    sampling = {"temperature": opts.temperature, "top_p": opts.top_p}
+    sampling |= {"top_k": opts.top_k, "min_p": opts.min_p}
     pending = iter(jobs)
     tasks: list[asyncio.Task[None]] = []
 
@@ -119,11 +103,15 @@ async def run_jobs(
     async def worker() -> None:
         for job in pending:
             problem, prompt = problems[job.problem], prompts[job.problem]
+            messages = [*system, {"role": "user", "content": prompt}]
+            body = build_body(
+                model, messages, max_tokens=opts.max_tokens, seed=job.seed,
+                stream=opts.client.stream, sampling=sampling, extra_body=opts.extra_body,
+            )  # fmt: skip
             try:
-                outcome = await client.complete(request_body(req, prompt, job.seed))
-                reply = outcome.reply
+                outcome: Outcome | None = await client.complete(body)
             except ContextLengthError:
-                outcome, reply = None, Reply(finish_reason="context_length")
+                outcome = None  # recorded, with an empty gen
                 tally.context_length += 1
             except FatalServerError as exc:
                 tally.fatal = str(exc)
@@ -134,45 +122,35 @@ async def run_jobs(
                 if len(tally.failures) < 5:
                     tally.failures.append(f"{problem.id}#{job.sample_idx}: {exc}")
                 continue
-            tally.tokens += reply.completion_tokens or 0
             try:
-                lines.put_nowait(record_line(req, problem, prompt, job, outcome, reply))
+                write(record_line(opts, model, problem, prompt, job, outcome))
             except Exception:
-                stop()
+                stop()  # e.g. disk full: nothing more can be kept, so stop asking
                 raise
+            tally.written += 1
+            if outcome:
+                tally.tokens += outcome.reply.completion_tokens or 0
 
-    async def writer() -> None:
-        try:
-            while (line := await lines.get()) is not None:
-                write(line)
-                tally.written += 1
-        except BaseException:
-            stop()  # e.g. disk full: nothing more can be kept, so stop asking
-            raise
-
-    writing = asyncio.create_task(writer())
-    tasks.extend(asyncio.create_task(worker()) for _ in range(max(1, workers)))
+    tasks.extend(
+        asyncio.create_task(worker()) for _ in range(min(opts.client.max_workers, len(jobs)))
+    )
     with _on_signals(lambda: (setattr(tally, "interrupted", True), stop())):
         results = await asyncio.gather(*tasks, return_exceptions=True)
-    lines.put_nowait(None)
-    await writing  # every finished sample is written before anything is raised
-    for result in results:  # an exception is a bug, not a server problem: do not hide it
+    for result in results:  # a bug or a full disk, not a server problem: do not hide it
         if isinstance(result, Exception):
             raise result
 
 
 @contextlib.contextmanager
-def _on_signals(handler: Callable[[], object]) -> Any:
-    """Route SIGINT/SIGTERM to `handler` while the block runs (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+def _on_signals(handler: Callable[[], object]) -> Iterator[None]:
+    """Route SIGINT/SIGTERM to `handler` while the block runs (signals are the main thread's)."""
     loop = asyncio.get_running_loop()
-    sigs = (signal.SIGINT, signal.SIGTERM)
-    for sig in sigs:
+    main = threading.current_thread() is threading.main_thread()
+    signals = (signal.SIGINT, signal.SIGTERM) if main else ()
+    for sig in signals:
         loop.add_signal_handler(sig, handler)
     try:
         yield
     finally:
-        for sig in sigs:
+        for sig in signals:
             loop.remove_signal_handler(sig)
