@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import mmap
 import os
 import re
 import tempfile
@@ -65,16 +66,20 @@ def read_models(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:
     """Stream `model` records from a JSONL file as (line number, record).
 
     A torn last line (unterminated and unparseable) is skipped with a warning; any other
-    bad line raises `InputError` naming the file and line.
+    bad line raises `InputError` naming the file and line. Lone-surrogate escapes (which
+    pydantic refuses) are read by `loads_text`.
     """
     for lineno, body, unterminated in iter_lines(path):
         try:
             yield lineno, model.model_validate_json(body)
         except ValidationError as exc:
             if unterminated and _is_torn(body):
-                log.warning("%s:%d: torn last line skipped (interrupted write)", path, lineno)
+                _warn_torn(path, lineno)
                 return
-            record = _with_lone_surrogates(body, model)
+            record = None
+            if _SURROGATE_ESCAPE.search(body):
+                with contextlib.suppress(ValueError):  # (a ValidationError is one)
+                    record = model.model_validate(loads_text(body))
             if record is None:
                 raise InputError(path, _short(exc), line=lineno) from None
             yield lineno, record
@@ -87,7 +92,7 @@ def read_dicts(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             value = loads_text(body)
         except (ValueError, UnicodeDecodeError) as exc:
             if unterminated:
-                log.warning("%s:%d: torn last line skipped (interrupted write)", path, lineno)
+                _warn_torn(path, lineno)
                 return
             raise InputError(path, f"not valid JSON ({exc})", line=lineno) from None
         if not isinstance(value, dict):
@@ -128,15 +133,8 @@ def _replace_surrogates(value: Any) -> Any:
     return value
 
 
-def _with_lone_surrogates(body: bytes, model: type[M]) -> M | None:
-    """A line pydantic refused only for lone-surrogate escapes (which Python's json writes
-    and reads): read with `json` and the surrogates replaced by U+FFFD; None otherwise."""
-    if not _SURROGATE_ESCAPE.search(body):
-        return None
-    try:
-        return model.model_validate(loads_text(body))
-    except (ValueError, ValidationError):
-        return None
+def _warn_torn(path: str | Path, lineno: int) -> None:
+    log.warning("%s:%d: torn last line skipped (interrupted write)", path, lineno)
 
 
 def _is_torn(body: bytes) -> bool:
@@ -165,7 +163,8 @@ def repair_tail(path: str | Path) -> int:
         handle.seek(size - 1)
         if handle.read(1) == b"\n":
             return 0
-        start = _last_line_start(handle, size)
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            start = view.rfind(b"\n") + 1  # just after the last newline (0 if none)
         handle.seek(start)
         tail = handle.read()
         if tail.strip() and not _is_torn(tail):
@@ -179,20 +178,6 @@ def repair_tail(path: str | Path) -> int:
         size - start,
     )
     return size - start
-
-
-def _last_line_start(handle: Any, size: int, block: int = 1 << 16) -> int:
-    """Offset just after the last newline in the file (0 if there is none)."""
-    pos = size
-    while pos > 0:
-        step = min(block, pos)
-        pos -= step
-        handle.seek(pos)
-        chunk = handle.read(step)
-        cut = chunk.rfind(b"\n")
-        if cut >= 0:
-            return pos + cut + 1
-    return 0
 
 
 class JsonlAppender:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from llmeval.errors import UsageError
 from llmeval.evaluate.run import DEFAULT_TIMEOUT_S, EvalOptions, EvalResult, run_eval
-from llmeval.evaluate.table import EvalProgress, export_verdicts, print_report, write_result
+from llmeval.evaluate.table import EvalProgress, export_verdicts, print_report
+from llmeval.files import write_json_atomic
 from llmeval.verify.pool import DEFAULT_MEMORY_MB, default_workers
 
 
@@ -114,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     result = judge(args)
     print_report(result.report)
     if args.result_json:
-        write_result(args.result_json, result.report)
+        write_json_atomic(args.result_json, result.report)
     if args.export_verdicts:
         export_verdicts(args.export_verdicts, result)
     return 0

@@ -164,12 +164,7 @@ def extract_anchored(
 
 def _letters(text: str) -> list[str]:
     """Distinct standalone letters A-D in `text`, in order of first appearance."""
-    plain = _TEXT_WRAPPER.sub(r"\1", text)
-    found: list[str] = []
-    for letter in _LETTER.findall(plain):
-        if letter not in found:
-            found.append(letter)
-    return found
+    return list(dict.fromkeys(_LETTER.findall(_TEXT_WRAPPER.sub(r"\1", text))))
 
 
 def extract_choice(
@@ -186,10 +181,10 @@ def extract_choice(
         return None
     content = last_boxed(text)
     if content is None:
-        matches = list(_ANSWER_LETTERS.finditer(text))
-        if not matches:
+        found = _ANSWER_LETTERS.findall(text)
+        if not found:
             return None
-        content = matches[-1].group(1)
+        content = found[-1]
     letters = _letters(content)
     if not letters:
         return content.strip() or None

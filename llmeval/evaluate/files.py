@@ -39,17 +39,13 @@ def discover(paths: list[str]) -> list[Path]:
 
 
 def _is_generation_file(path: Path) -> bool:
-    """A `*.jsonl` found in a folder or by a glob that is not a cache or a verdict export."""
+    """A `*.jsonl` found in a folder or by a glob that is neither a cache nor a verdict export
+    (whose first row has status, correct and pred, and no gen)."""
     name = path.name
     if not name.endswith(".jsonl") or name.startswith(".") or name.endswith(SIDE_SUFFIXES):
         return False
-    return not _is_verdict_export(path)
-
-
-def _is_verdict_export(path: Path) -> bool:
-    """Whether the first row looks like an `--export-verdicts` line (status, pred, no gen)."""
     row = _first_row(path)
-    return {"status", "correct", "pred"} <= row.keys() and "gen" not in row
+    return not ({"status", "correct", "pred"} <= row.keys() and "gen" not in row)
 
 
 def _first_row(path: Path) -> dict[str, Any]:
@@ -115,8 +111,6 @@ def problem_meta(task: Task, problem_id: str, prompt: Any) -> dict[str, Any]:
     by_id, by_text = _data_meta(task.name)
     if problem_id in by_id:
         return by_id[problem_id]
-    if isinstance(prompt, str) and by_text:
-        for text, meta in by_text.items():
-            if text and text in prompt:
-                return meta
-    return {}
+    if not isinstance(prompt, str):
+        return {}
+    return next((meta for text, meta in by_text.items() if text and text in prompt), {})

@@ -61,7 +61,10 @@ class InputFile:
 
 
 def _text(value: Any, what: str, path: Path, lineno: int) -> str:
-    """A text field as text: numbers (27, 27.0) and one-element lists are unwrapped."""
+    """A text field as text: numbers (27, 27.0) and one-element lists are unwrapped; None is
+    empty."""
+    if value is None:
+        return ""
     if isinstance(value, list):
         if len(value) != 1:
             raise InputError(path, f"{what}: expected one element, got {len(value)}", line=lineno)
@@ -83,18 +86,16 @@ class _RowReader:
     def sample(self, lineno: int, row: dict[str, Any]) -> Sample:
         if self.response_key not in row:  # (a missing gold: the sample is not graded)
             raise InputError(self.path, f"no {self.response_key!r} field", line=lineno)
-        gold = row.get(self.answer_key)
-        gold = "" if gold is None else _text(gold, self.answer_key, self.path, lineno).strip()
-        gen = row[self.response_key]
-        gen = "" if gen is None else _text(gen, self.response_key, self.path, lineno)
+        gold = _text(row.get(self.answer_key), self.answer_key, self.path, lineno).strip()
+        gen = _text(row[self.response_key], self.response_key, self.path, lineno)
         problem_id, sample_idx = self._ids(row, lineno)
         prompt = row.get("prompt")
         starts_in_think = isinstance(prompt, str) and prompt.rstrip().endswith(THINK_OPEN)
         reasoning = row.get("reasoning") or row.get("reasoning_content")
+        reasoning = reasoning if isinstance(reasoning, str) else None
         extract = extract_choice if self.task.kind == "choice" else extract_math
         usage = row.get("usage")
         tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
-        reasoning = reasoning if isinstance(reasoning, str) else None
         truncated = is_truncated(row.get("finish_reason"))
         pred = extract(gen, reasoning, starts_in_think)
         anchored = None
@@ -113,7 +114,10 @@ class _RowReader:
 
     def _meta(self, problem_id: str, row: dict[str, Any]) -> dict[str, Any]:
         """The row's metadata, completed from the task's data file (one look-up per problem)."""
-        meta = _meta(row)
+        meta = dict(row["meta"]) if isinstance(row.get("meta"), dict) else {}
+        for name in META_FIELDS:
+            if name in row:
+                meta.setdefault(name, row[name])
         if all(name in meta for name in META_FIELDS):
             return meta
         if problem_id not in self.data_meta:
@@ -136,14 +140,6 @@ class _RowReader:
             raise InputError(self.path, f"bad sample index {idx!r}", line=lineno)
         self.counters[pid] = max(self.counters[pid], idx + 1)
         return pid, idx
-
-
-def _meta(row: dict[str, Any]) -> dict[str, Any]:
-    meta = dict(row["meta"]) if isinstance(row.get("meta"), dict) else {}
-    for name in ("subject", "level"):
-        if name in row and name not in meta:
-            meta[name] = row[name]
-    return meta
 
 
 def read_input(

@@ -23,7 +23,6 @@ class Judged:
     """Per file, sample index -> (the judge's "yes"/"no" or None, its reply)."""
 
     samples: list[dict[int, tuple[str | None, str]]] = field(default_factory=list)
-    unparsed: set[str] = field(default_factory=set)  # question keys without a verdict
 
 
 @dataclass
@@ -103,15 +102,16 @@ def judge_files(
         ask_all(asking.questions.values(), options, on_reply)
     for error in errors:
         log.warning("judge: %s (the rules' verdict stands)", error)
+    yes_no = {"correct": "yes", "incorrect": "no"}
     judged = Judged()
     for file_keys in asking.keys:
         per_file: dict[int, tuple[str | None, str]] = {}
         for i, key in file_keys.items():
             verdict = asking.known.get(key)
-            yes_no = {"correct": "yes", "incorrect": "no"}.get(verdict.status) if verdict else None
-            if yes_no is None:
-                judged.unparsed.add(key)
-            per_file[i] = (yes_no, verdict.detail or "" if verdict else replies.get(key, ""))
+            if verdict is None:
+                per_file[i] = (None, replies.get(key, ""))
+            else:
+                per_file[i] = (yes_no.get(verdict.status), verdict.detail or "")
         judged.samples.append(per_file)
     return judged
 

@@ -7,7 +7,6 @@ Formulas are written out in the README section "eval".
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -72,10 +71,7 @@ def _winning_class(labels: Sequence[str | None]) -> str | None:
     for label in labels:
         if label is not None:
             counts[label] = counts.get(label, 0) + 1
-    if not counts:
-        return None
-    best = max(counts.values())
-    return next(c for c, n in counts.items() if n == best)
+    return max(counts, key=counts.__getitem__) if counts else None  # max: the first of a tie
 
 
 def maj_at_k(samples: Sequence[Outcome], k: int) -> float:
@@ -123,12 +119,12 @@ def sample_stderr(fractions: Sequence[float], sizes: Sequence[int]) -> float | N
 
 def group_by_problem(outcomes: Iterable[Outcome]) -> dict[str, list[Outcome]]:
     """Outcomes per problem, each list ordered by sample_idx; problems in first-seen order."""
-    groups: dict[str, list[Outcome]] = defaultdict(list)
+    groups: dict[str, list[Outcome]] = {}
     for out in outcomes:
-        groups[out.problem_id].append(out)
+        groups.setdefault(out.problem_id, []).append(out)
     for samples in groups.values():
         samples.sort(key=lambda o: o.sample_idx)
-    return dict(groups)
+    return groups
 
 
 @dataclass(frozen=True)

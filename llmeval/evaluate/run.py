@@ -157,22 +157,19 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         stats = CacheStats.model_construct(files=[str(c) for c in caches], hits=judging.hits)
         _verify(judging, cache, options, stats, files, progress)
         statuses = {p: [_statuses(f, judging, p) for f in files] for p in POLICIES}
+        chosen = statuses[options.policy]
         if options.judge is not None:
             answers = [[answer_for(s, options.policy) for s in f.samples] for f in files]
             cache_files = [_cache_file(options, f.path) for f in files]
-            judged = judge_files(
-                files, answers, statuses[options.policy], options.judge, cache, cache_files
-            )
+            judged = judge_files(files, answers, chosen, options.judge, cache, cache_files)
         cache.mark_current()
     finally:
         cache.close()
     scores = []
     for i, source in enumerate(files):
-        score = task_score(source, statuses[options.policy][i])
+        score = task_score(source, chosen[i])
         if judged is not None:
-            score.judge = judge_score(
-                options.judge.model, source, statuses[options.policy][i], judged.samples[i]
-            )
+            score.judge = judge_score(options.judge.model, source, chosen[i], judged.samples[i])
         score.policies = {p: accuracy(source, statuses[p][i]) for p in POLICIES}
         score.n_gold_unparsed = _warn_gold_unparsed(source, judging)
         if score.n_ungraded:
@@ -188,7 +185,7 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         cache=stats,
         llmeval_version=__version__,
     )
-    return EvalResult(files, statuses[options.policy], report, judged)
+    return EvalResult(files, chosen, report, judged)
 
 
 def _verify(
@@ -249,15 +246,8 @@ def _statuses(source: InputFile, judging: _Judging, policy: Policy) -> list[str]
 def _warn_gold_unparsed(source: InputFile, judging: _Judging) -> int:
     """How many problems' golds the verifier could not read (judged by text alone), named."""
     kind = source.task.kind
-    ids = sorted(
-        {
-            s.problem_id
-            for s in source.samples
-            if s.gold
-            and (verdicts := judging.known.get((kind, s.gold, s.answer or "")))
-            and verdicts["strict"].detail == GOLD_UNPARSED
-        }
-    )
+    found = ((s, judging.known.get((kind, s.gold, s.answer or ""))) for s in source.samples)
+    ids = sorted({s.problem_id for s, v in found if v and v["strict"].detail == GOLD_UNPARSED})
     if ids:
         log.warning(
             "%s: the verifier cannot read the gold answer of %d problems (compared as text): %s",

@@ -11,7 +11,6 @@ from llmeval.evaluate.extract import canonical_answer
 from llmeval.evaluate.inputs import InputFile, Sample
 from llmeval.evaluate.metrics import (
     Outcome,
-    Summary,
     clustered_stderr,
     group_by_problem,
     majority_winner,
@@ -24,18 +23,14 @@ from llmeval.verify.policy import rational_value
 _DECIMAL = re.compile(r"-?(?:\d{1,60}\.\d{0,60}|\.\d{1,60})")
 
 
-def _decimal_value(text: str) -> Fraction | None:
-    return Fraction(text) if _DECIMAL.fullmatch(text) else None
-
-
 def vote_class(pred: str) -> str:
     """An answer's class in maj@k: its normal form (`canonical_answer`), and for an integer,
     integer fraction or terminating decimal its exact value, so `\\frac{2}{4}`, `1/2`, `0.5`
     and `\\dfrac{1}{2}` vote together (`0.333` and `1/3` do not: their values differ)."""
     text = canonical_answer(pred)
     value = rational_value(text)
-    if value is None:
-        value = _decimal_value(text)
+    if value is None and _DECIMAL.fullmatch(text):
+        value = Fraction(text)
     return text if value is None else str(value)
 
 
@@ -57,10 +52,12 @@ def outcome(sample: Sample, status: str, votes: dict[str, str]) -> Outcome:
     )
 
 
-def _problem(pid: str, outs: list[Outcome], samples: dict[int, Sample], n: int) -> ProblemScore:
+def _problem(
+    pid: str, outs: list[Outcome], by_sample: dict[tuple[str, int], Sample], n: int
+) -> ProblemScore:
     statuses = Counter(o.status for o in outs)
     winner = majority_winner(outs)
-    meta = next(iter(samples.values())).meta if samples else {}
+    meta = by_sample[(pid, outs[0].sample_idx)].meta
     correct = sum(o.correct for o in outs)
     return ProblemScore.model_construct(
         problem_id=pid,
@@ -72,7 +69,7 @@ def _problem(pid: str, outs: list[Outcome], samples: dict[int, Sample], n: int) 
         n_timeout=statuses["timeout"],
         n_error=statuses["error"],
         n_truncated=sum(o.truncated for o in outs),
-        majority_answer=samples[winner.sample_idx].pred if winner else None,
+        majority_answer=by_sample[(pid, winner.sample_idx)].pred if winner else None,
         majority_correct=winner is not None and winner.correct,
         subject=_str(meta.get("subject")),
         level=_str(meta.get("level")),
@@ -117,16 +114,14 @@ def task_score(source: InputFile, statuses: Sequence[str]) -> TaskScore:
     groups = group_by_problem(outs)
     by_sample = {(s.problem_id, s.sample_idx): s for s in source.samples}
     n = max([len(g) for g in groups.values()] + [source.spec_n or 0])
-    problems = [
-        _problem(pid, g, {o.sample_idx: by_sample[(pid, o.sample_idx)] for o in g}, n)
-        for pid, g in groups.items()
-    ]
-    summary: Summary = summarize(groups)
+    problems = [_problem(pid, g, by_sample, n) for pid, g in groups.items()]
+    summary = summarize(groups)
     counts = Counter(o.status for o in outs)
     truncated = sum(o.truncated for o in outs)
     tokens = [o.completion_tokens for o in outs if o.completion_tokens is not None]
     expected = len(groups) * n
     n_correct = sum(o.correct for o in outs)
+    n_failed = counts["no_answer"] + counts["timeout"] + counts["error"]
     return TaskScore.model_construct(
         task=source.task.name,
         file=str(source.path),
@@ -141,11 +136,7 @@ def task_score(source: InputFile, statuses: Sequence[str]) -> TaskScore:
         pass_at_k=summary.pass_at_k,
         maj_at_k=summary.maj_at_k,
         n_correct=n_correct,
-        n_incorrect=len(outs)
-        - n_correct
-        - counts["no_answer"]
-        - counts["timeout"]
-        - counts["error"],
+        n_incorrect=len(outs) - n_correct - n_failed,
         n_no_answer=counts["no_answer"],
         n_timeout=counts["timeout"],
         n_error=counts["error"],

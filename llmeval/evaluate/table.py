@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.table import Table
 
 from llmeval.evaluate.run import EvalResult
-from llmeval.files import atomic_file, write_json_atomic
-from llmeval.records import ScoreReport, TaskScore
+from llmeval.files import atomic_file
+from llmeval.records import ScoreReport
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -25,11 +25,11 @@ def _pct(value: float | None, digits: int = 1) -> str:
     return "n/a" if value is None else f"{100 * value:.{digits}f}"
 
 
-def _accuracy(score: TaskScore) -> str:
-    if score.accuracy is None:
+def _pct_err(value: float | None, err: float | None) -> str:
+    """A percentage with its standard error, when there is one."""
+    if value is None:
         return "n/a"
-    err = "" if score.stderr is None else f" ± {_pct(score.stderr)}"
-    return f"{_pct(score.accuracy)}{err}"
+    return _pct(value) if err is None else f"{_pct(value)} ± {_pct(err)}"
 
 
 def _largest_k(report: ScoreReport) -> str | None:
@@ -54,9 +54,7 @@ def score_table(report: ScoreReport, width: int = 150) -> Table:
         table.add_column("file", overflow="fold")
     judge = any(t.judge for t in report.tasks)
     headers = ("probs", "n", "acc ± se", "strict", "lenient", *(("judge",) if judge else ()))
-    headers += (f"pass@{k or 'k'}", "maj@n")
-    headers += ("no-ans", "t/o")
-    for name in (*headers, "trunc", "complete"):
+    for name in (*headers, f"pass@{k or 'k'}", "maj@n", "no-ans", "t/o", "trunc", "complete"):
         table.add_column(name, justify="right", no_wrap=True)
     for score in report.tasks:
         maj = score.maj_at_k.get(str(score.n_samples)) if score.maj_at_k else None
@@ -67,7 +65,7 @@ def score_table(report: ScoreReport, width: int = 150) -> Table:
             *cells,
             str(score.n_problems),
             str(score.n_samples),
-            _accuracy(score),
+            _pct_err(score.accuracy, score.stderr),
             _pct(score.policies.get("strict")),
             _pct(score.policies.get("lenient")),
             *((_pct(score.judge.accuracy if score.judge else None),) if judge else ()),
@@ -92,9 +90,7 @@ def group_tables(report: ScoreReport) -> list[Table]:
             for name in (label, "problems", "accuracy"):
                 table.add_column(name, justify="left" if name == label else "right")
             for name, group in groups.items():
-                acc = _pct(group.accuracy)
-                if group.stderr is not None:
-                    acc += f" ± {_pct(group.stderr)}"
+                acc = _pct_err(group.accuracy, group.stderr)
                 table.add_row(name, str(group.n_problems), acc)
             tables.append(table)
     return tables
@@ -113,11 +109,6 @@ def print_report(report: ScoreReport, console: Console | None = None) -> None:
         markup=False,
         highlight=False,
     )
-
-
-def write_result(path: Path, report: ScoreReport) -> None:
-    """The JSON result (`--result-json`), written atomically."""
-    write_json_atomic(path, report)
 
 
 def export_verdicts(path: Path, result: EvalResult) -> int:
@@ -160,21 +151,16 @@ class EvalProgress:
     def __call__(self, verified: int, cached: int, remaining: int) -> None:
         if not self.enabled:
             return
-        total = verified + cached + remaining
+        info = f"{verified} verified, {cached} cached or trivial, {remaining} remaining"
         if self.live:
-            self._update_bar(verified, cached, remaining, total)
+            self._update_bar(verified + cached, verified + cached + remaining, info)
             return
         now = time.monotonic()
         if remaining == 0 or now - self._last_line >= 2.0:
             self._last_line = now
-            print(
-                f"llmeval eval: {verified} verified, {cached} cached or trivial, "
-                f"{remaining} remaining",
-                file=self.stream,
-                flush=True,
-            )
+            print(f"llmeval eval: {info}", file=self.stream, flush=True)
 
-    def _update_bar(self, verified: int, cached: int, remaining: int, total: int) -> None:
+    def _update_bar(self, done: int, total: int, info: str) -> None:
         if self._bar is None:
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -188,8 +174,7 @@ class EvalProgress:
             )
             self._bar.start()
             self._task = self._bar.add_task("judge", total=total, info="")
-        info = f"{verified} verified, {cached} cached or trivial, {remaining} remaining"
-        self._bar.update(self._task, completed=verified + cached, info=info)
+        self._bar.update(self._task, completed=done, info=info)
 
     def close(self) -> None:
         """Stop the bar, if one is showing."""

@@ -50,12 +50,6 @@ def ask_all(
 ) -> None:
     """Ask every question; `on_reply` gets each reply (or failure) as it arrives. A judge that
     cannot be used at all (unreachable, refused, unknown model) fails the rest at once."""
-    asyncio.run(_ask_all(list(questions), options, on_reply))
-
-
-async def _ask_all(
-    questions: list[Question], options: JudgeOptions, on_reply: Callable[[Reply], None]
-) -> None:
     config = ClientConfig(
         base_urls=[options.url], api_key=options.api_key, timeout=options.timeout,
         max_retries=options.max_retries, max_workers=options.workers,
@@ -82,5 +76,8 @@ async def _ask_all(
                 continue
             on_reply(Reply(question.key, judgement(text), text))
 
-    async with ChatClient(config) as client:
-        await asyncio.gather(*(worker(client) for _ in range(max(1, options.workers))))
+    async def ask_them() -> None:
+        async with ChatClient(config) as client:
+            await asyncio.gather(*(worker(client) for _ in range(max(1, options.workers))))
+
+    asyncio.run(ask_them())
