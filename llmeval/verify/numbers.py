@@ -91,54 +91,6 @@ def _mp(q: Fraction) -> Any:
         return mpmath.mpf(q.numerator) / q.denominator
 
 
-def _cmul(a: CQ, b: CQ) -> CQ:
-    return (a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0])
-
-
-def _cinv(a: CQ) -> CQ:
-    norm = a[0] * a[0] + a[1] * a[1]
-    if norm == 0:
-        raise ZeroDivisionError
-    return (a[0] / norm, -a[1] / norm)
-
-
-def _bits(q: Fraction) -> int:
-    return max(q.numerator.bit_length(), q.denominator.bit_length())
-
-
-def _cpow(base: CQ, exp: int) -> CQ:
-    size = max(_bits(base[0]), _bits(base[1]), 1)
-    if abs(exp) * size > MAX_EXACT_BITS:
-        raise _Undecided
-    if exp < 0:
-        base, exp = _cinv(base), -exp
-    result: CQ = (Fraction(1), Fraction(0))
-    while exp:
-        if exp & 1:
-            result = _cmul(result, base)
-        base = _cmul(base, base)
-        exp >>= 1
-    return result
-
-
-def _iroot(n: int, k: int) -> int | None:
-    """The exact k-th root of n >= 0, or None."""
-    if n < 2:
-        return n
-    root = round(n ** (1.0 / k)) if n.bit_length() < 1000 else int(mpmath.root(n, k))
-    for cand in (root - 1, root, root + 1):
-        if cand >= 0 and cand**k == n:
-            return cand
-    # Newton for large n
-    x = 1 << ((n.bit_length() + k - 1) // k)
-    while True:
-        y = ((k - 1) * x + n // x ** (k - 1)) // k
-        if y >= x:
-            break
-        x = y
-    return x if x**k == n else None
-
-
 def _decimal_fraction(value: Float) -> Fraction:
     """A Float leaf read back as the decimal literal it came from (its own digits)."""
     try:
@@ -147,63 +99,46 @@ def _decimal_fraction(value: Float) -> Fraction:
         raise _Undecided from exc
 
 
-def _exact(expr: Any) -> tuple[CQ, bool]:
-    """(exact complex rational, whether a decimal literal took part); raises _Undecided."""
-    if isinstance(expr, Integer):
-        return (Fraction(int(expr)), Fraction(0)), False
+def _bits(expr: Any) -> int:
+    """A bound on the bits of the exact value of `expr` when it is built only of numbers, `i`,
+    sums, products, powers and factorials; raises _Undecided for anything else."""
     if isinstance(expr, Rational):
-        return (Fraction(int(expr.p), int(expr.q)), Fraction(0)), False
+        return max(int(expr.p).bit_length(), int(expr.q).bit_length(), 1)
     if isinstance(expr, Float):
-        return (_decimal_fraction(expr), Fraction(0)), True
+        return _bits(Rational(_decimal_fraction(expr)))
     if expr is sympy.I:
-        return (Fraction(0), Fraction(1)), False
+        return 1
     if isinstance(expr, UnevaluatedExpr):
-        return _exact(expr.args[0])
-    if isinstance(expr, Add):
-        re, im, dec = Fraction(0), Fraction(0), False
-        for arg in expr.args:
-            (a_re, a_im), a_dec = _exact(arg)
-            re, im, dec = re + a_re, im + a_im, dec or a_dec
-        return (re, im), dec
-    if isinstance(expr, Mul):
-        acc: CQ = (Fraction(1), Fraction(0))
-        dec = False
-        for arg in expr.args:
-            value, a_dec = _exact(arg)
-            acc, dec = _cmul(acc, value), dec or a_dec
-            if max(_bits(acc[0]), _bits(acc[1])) > MAX_EXACT_BITS:
-                raise _Undecided
-        return acc, dec
+        return _bits(expr.args[0])
+    if isinstance(expr, Add | Mul):
+        return sum(_bits(arg) + 1 for arg in expr.args)
     if isinstance(expr, Pow):
-        base, b_dec = _exact(expr.args[0])
-        (e_re, e_im), e_dec = _exact(expr.args[1])
-        if e_im != 0:
+        (exponent, imag), _ = _exact(expr.args[1])
+        if imag != 0 or exponent.denominator > 64:
             raise _Undecided
-        if e_re.denominator == 1:
-            try:
-                return _cpow(base, int(e_re)), b_dec or e_dec
-            except ZeroDivisionError as exc:
-                raise _Undecided from exc
-        # a rational power of a positive rational: exact only when the root is exact
-        if base[1] != 0 or base[0] <= 0 or e_re.denominator > 64:
+        return _bits(expr.args[0]) * max(abs(exponent.numerator), 1)
+    if isinstance(expr, sympy.factorial) and isinstance(expr.args[0], Integer):
+        if not 0 <= expr.args[0] <= MAX_FACTORIAL:
             raise _Undecided
-        k = e_re.denominator
-        num, den = _iroot(base[0].numerator, k), _iroot(base[0].denominator, k)
-        if num is None or den is None:
-            raise _Undecided
-        root = (Fraction(num, den), Fraction(0))
-        try:
-            return _cpow(root, e_re.numerator), b_dec or e_dec
-        except ZeroDivisionError as exc:
-            raise _Undecided from exc
-    if isinstance(expr, sympy.factorial):
-        (n_re, n_im), dec = _exact(expr.args[0])
-        if n_im != 0 or n_re.denominator != 1 or not 0 <= n_re <= MAX_FACTORIAL:
-            raise _Undecided
-        import math
-
-        return (Fraction(math.factorial(int(n_re))), Fraction(0)), dec
+        return int(expr.args[0]) * max(int(expr.args[0]).bit_length(), 1)
     raise _Undecided
+
+
+def _exact(expr: Any) -> tuple[CQ, bool]:
+    """(exact complex rational, whether a decimal literal took part); raises _Undecided.
+
+    Decimal literals count as the exact values of their digits; sympy's exact arithmetic does
+    the rest, once `_bits` has bounded the size of every intermediate value."""
+    if _bits(expr) > MAX_EXACT_BITS:
+        raise _Undecided
+    floats = expr.atoms(Float)
+    if floats:
+        expr = expr.xreplace({f: Rational(_decimal_fraction(f)) for f in floats})
+    value = expr.doit()
+    real, imag = value.as_real_imag() if value.has(sympy.I) else (value, sympy.S.Zero)
+    if not (isinstance(real, Rational) and isinstance(imag, Rational)):
+        raise _Undecided
+    return (Fraction(int(real.p), int(real.q)), Fraction(int(imag.p), int(imag.q))), bool(floats)
 
 
 def _has_float(expr: Any) -> bool:
