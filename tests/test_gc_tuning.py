@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from llmeval.cli.gc_tuning import fewer_collections
+from llmeval.cli.main import fewer_collections
 
 
 def test_settings_hold_inside_and_are_restored_after_an_error() -> None:

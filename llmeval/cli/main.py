@@ -7,16 +7,17 @@ No logic lives here: each subcommand is a module of `llmeval.cli` with
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import importlib
 import logging
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 
 from llmeval import __version__
-from llmeval.cli.gc_tuning import fewer_collections
 from llmeval.errors import EXIT_INTERRUPTED, LlmevalError
 
 COMMANDS = ("infer", "eval", "report")
@@ -82,6 +83,21 @@ def setup_logging(quiet: bool = False) -> None:
         log.addHandler(handler)
     log.setLevel(logging.WARNING if quiet else logging.INFO)
     log.propagate = False
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """While a command runs, collect the young generation every 10,000 net allocations (not
+    700) and leave start-up objects out of full collections: requests and read lines make
+    many objects that live on (collections were ~8% of infer's CPU, ~5% of a warm eval)."""
+    old = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(10_000, *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+        gc.unfreeze()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -166,15 +166,9 @@ def _cmp(gold: Any, answer: Any, rel_tol: float) -> bool:
         return _cmp(gold.start, answer.start, rel_tol) and _cmp(gold.end, answer.end, rel_tol)
     # an open interval (a, b) and the pair (a, b): math-verify lets them match
     if isinstance(gold, Interval) and isinstance(answer, Tuple) and gold.is_open:
-        if len(answer) != 2:
-            _require_numeric(list(answer.args))
-            return False
-        return _cmp(gold.start, answer[0], rel_tol) and _cmp(gold.end, answer[1], rel_tol)
-    if isinstance(answer, Interval) and isinstance(gold, Tuple) and answer.is_open:
-        if len(gold) != 2:
-            _require_numeric(list(gold.args))
-            return False
-        return _cmp(gold[0], answer.start, rel_tol) and _cmp(gold[1], answer.end, rel_tol)
+        gold = Tuple(gold.start, gold.end)
+    elif isinstance(answer, Interval) and isinstance(gold, Tuple) and answer.is_open:
+        answer = Tuple(answer.start, answer.end)
     g_coll = isinstance(gold, (Tuple, SympyFiniteSet))
     a_coll = isinstance(answer, (Tuple, SympyFiniteSet))
     if g_coll or a_coll:
@@ -182,21 +176,13 @@ def _cmp(gold: Any, answer: Any, rel_tol: float) -> bool:
         a_items = list(answer.args) if a_coll else [answer]
         if len(g_items) > MAX_SET or len(a_items) > MAX_SET:
             raise _Undecided
-        if isinstance(gold, Tuple) and isinstance(answer, Tuple):
-            if len(g_items) != len(a_items):
-                _require_numeric(g_items + a_items)
-                return False
-            return all(_cmp(g, a, rel_tol) for g, a in zip(g_items, a_items, strict=False))
-        if isinstance(gold, Tuple) or isinstance(answer, Tuple):
-            # a tuple against a set or a scalar: only a size mismatch is decided here
-            # (a complete answer has the gold's size; a partial one is wrong)
-            if len(g_items) != len(a_items):
-                _require_numeric(g_items + a_items)
-                return False
-            raise _Undecided
-        if len(g_items) != len(a_items):
+        if len(g_items) != len(a_items):  # a complete answer has the gold's size
             _require_numeric(g_items + a_items)
             return False
+        if isinstance(gold, Tuple) and isinstance(answer, Tuple):
+            return all(_cmp(g, a, rel_tol) for g, a in zip(g_items, a_items, strict=True))
+        if isinstance(gold, Tuple) or isinstance(answer, Tuple):
+            raise _Undecided  # a tuple against a set or a scalar: math-verify decides
         return _match_sets(g_items, a_items, rel_tol)
     if isinstance(gold, (sympy.Set, Interval)) or isinstance(answer, (sympy.Set, Interval)):
         raise _Undecided

@@ -198,18 +198,14 @@ _WARM_PAIRS = (
     ("10", "10\\%"),
     ("\\text{Evelyn}", "Evelyn"),
 )
-_warm = False
 
 
+@lru_cache(maxsize=1)
 def warm_up() -> None:
     """Run a few verifications so sympy's lazily loaded parts are in memory (once per process);
     done in the forkserver, every worker forked from it starts warm."""
-    global _warm
-    if _warm:
-        return
     for gold, answer in _WARM_PAIRS:
         verify(gold=gold, answer=answer)
     from llmeval.verify.answer import normalize_answer
 
     normalize_answer("2.45e6 \\text{ cm}", "2")
-    _warm = True
