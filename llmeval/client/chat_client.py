@@ -14,7 +14,6 @@ import os
 import random
 import ssl
 import time
-from dataclasses import dataclass
 
 import aiohttp
 import httpx
@@ -31,10 +30,8 @@ from llmeval.client.endpoints import (
 )
 from llmeval.client.protocol import (
     ChatFailure,
-    ContextLengthError,
     FatalServerError,
     Reply,
-    RequestRejected,
     StreamParser,
     Transient,
     error_message,
@@ -43,21 +40,7 @@ from llmeval.client.protocol import (
 )
 from llmeval.errors import ServerError, UsageError
 
-__all__ = [
-    "ChatClient", "ChatFailure", "ClientConfig", "ContextLengthError", "FatalServerError",
-    "Outcome", "RequestRejected", "display_url", "normalize_base_url",
-]  # fmt: skip
-
 log = logging.getLogger("llmeval")
-
-
-@dataclass
-class Outcome:
-    """A completed request: the reply, where it came from, and how long the good attempt took."""
-
-    reply: Reply
-    endpoint: str
-    latency_s: float
 
 
 class ChatClient:
@@ -135,7 +118,7 @@ class ChatClient:
         log.info("model: %s (the only one the server lists)", served[0])
         return served[0]
 
-    async def complete(self, body: bytes) -> Outcome:
+    async def complete(self, body: bytes) -> Reply:
         """One completion for `body`, retried with capped, jittered exponential backoff."""
         cfg = self.config
         last: Endpoint | None = None
@@ -155,7 +138,8 @@ class ChatClient:
                     await asyncio.sleep(max(delay, min(exc.retry_after, cfg.backoff_max)))
                 continue
             ep.succeeded()
-            return Outcome(reply, ep.url, time.perf_counter() - start)
+            reply.endpoint, reply.latency_s = ep.url, time.perf_counter() - start
+            return reply
         if all(e.unreachable for e in self.endpoints):  # no use going on
             raise FatalServerError(f"servers unreachable: {error}")
         raise ChatFailure(f"gave up after {cfg.max_retries + 1} attempts: {error}")

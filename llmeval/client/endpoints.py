@@ -1,7 +1,4 @@
-"""What the chat client decides without I/O: its config, URLs, the choice of endpoint.
-
-Endpoints are chosen least-loaded; one that keeps failing is set aside for a while.
-"""
+"""What the chat client decides without I/O: its config, URLs, the least-loaded endpoint."""
 
 from __future__ import annotations
 

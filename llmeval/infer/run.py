@@ -9,26 +9,27 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from llmeval import __version__
 from llmeval.client.chat_client import ChatClient, ClientConfig, display_url, normalize_base_url
 from llmeval.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, ServerError
-from llmeval.files import JsonlAppender, repair_tail
+from llmeval.files import JsonlAppender, repair_tail, write_json_atomic
 from llmeval.infer.problems import InputKeys, file_sha256, load_problems
 from llmeval.infer.progress import (
     Snapshot,
+    Tally,
     client_bound_hint,
     show_progress,
-    start_clock,
-    start_cpu_clock,
+    stopwatch,
     summarize,
 )
-from llmeval.infer.resume import check_spec, done_keys, output_lock, write_spec
-from llmeval.infer.runner import Job, Tally, run_jobs
+from llmeval.infer.resume import check_spec, done_keys, output_lock, spec_path
+from llmeval.infer.runner import Job, run_jobs
 from llmeval.records import Problem, RunSpec
 
 log = logging.getLogger("llmeval")
@@ -93,7 +94,7 @@ def build_spec(opts: InferOptions, model: str) -> RunSpec:
         model=model,
         base_urls=[display_url(normalize_base_url(u)) for u in opts.client.base_urls],
         prompt_template=opts.template,
-        input_keys={"question": opts.keys.question, "answer": opts.keys.answer, "id": opts.keys.id},
+        input_keys=asdict(opts.keys),
         input_file=str(opts.input),
         input_sha256=file_sha256(opts.input),
         llmeval_version=__version__,
@@ -137,7 +138,7 @@ async def _run(
         if not jobs:
             summarize(tally, output, 0.0)
             return EXIT_OK
-        elapsed, cpu = start_clock(), start_cpu_clock()
+        elapsed, cpu = stopwatch(), stopwatch(time.process_time)
         shown = asyncio.create_task(
             show_progress(
                 lambda: Snapshot(tally.written, tally.total, tally.failed, tally.tokens,
@@ -151,7 +152,7 @@ async def _run(
             nonlocal appender
             if appender is None:
                 repair_tail(output)
-                write_spec(output, spec)
+                write_json_atomic(spec_path(output), spec)
                 appender = JsonlAppender(output)
             appender.write_raw(line)
 
