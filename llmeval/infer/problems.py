@@ -103,9 +103,3 @@ def user_message(problem: Problem, template: str) -> str:
     if problem.prompt is not None:
         return problem.prompt
     return render_prompt(template, problem.problem or "")
-
-
-def file_sha256(path: str | Path) -> str:
-    """The SHA-256 of a file's bytes."""
-    with Path(path).open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()

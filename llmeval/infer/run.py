@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from llmeval import __version__
-from llmeval.client.chat_client import ChatClient, ClientConfig, display_url, normalize_base_url
+from llmeval.client.chat_client import ChatClient, ClientConfig
 from llmeval.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, ServerError
 from llmeval.files import JsonlAppender, repair_tail, write_json_atomic
-from llmeval.infer.problems import InputKeys, file_sha256, load_problems
+from llmeval.infer.problems import InputKeys, load_problems
 from llmeval.infer.progress import (
     Snapshot,
     Tally,
@@ -85,18 +85,20 @@ class InferOptions:
     progress_interval: float = 5.0
 
 
-def build_spec(opts: InferOptions, model: str) -> RunSpec:
-    """The run spec of these options (no credentials)."""
+def build_spec(opts: InferOptions, model: str, base_urls: list[str]) -> RunSpec:
+    """The run spec of these options, the servers as the client shows them (no credentials)."""
+    with Path(opts.input).open("rb") as handle:
+        input_sha256 = hashlib.file_digest(handle, "sha256").hexdigest()
     same = ("task", "n_samples", "temperature", "top_p", "top_k", "min_p", "max_tokens", "seed",
             "system_prompt", "extra_body")  # fmt: skip
     return RunSpec(
         **{name: getattr(opts, name) for name in same},
         model=model,
-        base_urls=[display_url(normalize_base_url(u)) for u in opts.client.base_urls],
+        base_urls=base_urls,
         prompt_template=opts.template,
         input_keys=asdict(opts.keys),
         input_file=str(opts.input),
-        input_sha256=file_sha256(opts.input),
+        input_sha256=input_sha256,
         llmeval_version=__version__,
     )
 
@@ -127,7 +129,7 @@ async def _run(
 ) -> int:
     async with ChatClient(opts.client) as client:
         model = await client.resolve_model(opts.model)
-        spec = build_spec(opts, model)
+        spec = build_spec(opts, model, [ep.url for ep in client.endpoints])
         check_spec(output, spec, force=opts.force, has_output=bool(done))
         tally = Tally(total=len(jobs))
         total = len(problems) * opts.n_samples

@@ -81,8 +81,7 @@ async def run_jobs(
     """Run `jobs`, `--max-workers` requests at a time; `write` gets each finished line."""
     prompts = [user_message(p, opts.template) for p in problems]
     system = [{"role": "system", "content": opts.system_prompt}] if opts.system_prompt else []
-    sampling = {"temperature": opts.temperature, "top_p": opts.top_p}
-    sampling |= {"top_k": opts.top_k, "min_p": opts.min_p}
+    sampling = {name: getattr(opts, name) for name in ("temperature", "top_p", "top_k", "min_p")}
     pending = iter(jobs)
     tasks: list[asyncio.Task[None]] = []
 
