@@ -51,7 +51,6 @@ class ChatClient:
     ) -> None:
         self.config = config
         self.retries = 0
-        self.in_flight = 0
         # credentials in a URL are not sent: the key goes as a bearer token (--api-key)
         self.endpoints = [Endpoint(display_url(normalize_base_url(u))) for u in config.base_urls]
         headers = {
@@ -74,6 +73,11 @@ class ChatClient:
             timeout=httpx.Timeout(config.timeout, connect=config.connect_timeout, pool=None),
             trust_env=False,
         )
+
+    @property
+    def in_flight(self) -> int:
+        """Requests under way, over every endpoint."""
+        return sum(ep.in_flight for ep in self.endpoints)
 
     async def __aenter__(self) -> ChatClient:
         return self
@@ -130,7 +134,7 @@ class ChatClient:
             except Transient as exc:
                 if exc.dropped and attempt < cfg.max_retries:
                     continue  # not the server's fault: at once, on a new connection
-                ep.failed(len(self.endpoints) > 1, cfg.backoff_max, exc.connect)
+                ep.failed(cfg.backoff_max, exc.connect)
                 last, error = ep, exc
                 if attempt < cfg.max_retries:
                     self.retries += 1
@@ -151,7 +155,6 @@ class ChatClient:
         request = self.http.build_request("POST", ep.url + "/chat/completions", content=body)
         resp = None
         ep.in_flight += 1
-        self.in_flight += 1
         try:
             async with asyncio.timeout(self.config.deadline):
                 resp = await self.transport.handle_async_request(request)
@@ -175,7 +178,6 @@ class ChatClient:
             ) from None
         finally:
             ep.in_flight -= 1
-            self.in_flight -= 1
 
 
 # Transport errors: httpx's, and aiohttp's where httpx-aiohttp lets them through (body reads).
