@@ -156,8 +156,10 @@ def _count(value: Any) -> int | None:
 
 def _text_of(value: Any) -> str:
     """Message text: a string, or the text parts of a list of content parts."""
-    if value is None or isinstance(value, str):
-        return value or ""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
     if isinstance(value, list):
         return "".join(
             p["text"] for p in value if isinstance(p, dict) and isinstance(p.get("text"), str)
