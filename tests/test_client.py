@@ -8,16 +8,15 @@ from typing import Any
 
 import pytest
 
-from llmeval.client.chat_client import (
-    ChatClient,
+from llmeval.client.chat_client import ChatClient, ClientConfig
+from llmeval.client.protocol import (
     ChatFailure,
-    ClientConfig,
     ContextLengthError,
     FatalServerError,
-    Outcome,
+    Reply,
     RequestRejected,
+    build_body,
 )
-from llmeval.client.protocol import build_body
 from tests.support.threaded_server import serve
 
 MSG = [{"role": "user", "content": "What is 6 times 7?"}]
@@ -36,8 +35,8 @@ def _config(urls: list[str], stream: bool, **kw: Any) -> ClientConfig:
     return ClientConfig(**base)
 
 
-def _run(config: ClientConfig, *bodies: bytes) -> list[Outcome]:
-    async def go() -> list[Outcome]:
+def _run(config: ClientConfig, *bodies: bytes) -> list[Reply]:
+    async def go() -> list[Reply]:
         async with ChatClient(config) as client:
             return [await client.complete(b) for b in bodies]
 
@@ -57,14 +56,14 @@ def test_each_fault_is_retried_and_the_reply_is_the_clean_one(fault: str, stream
         got = _run(config, _body(stream), _body(stream, 2))
         assert srv.stats[f"fault {fault}"] == 1
         assert srv.stats["POST /v1/chat/completions"] == 3  # one fault, one retry, one more
-    assert got[0].reply.text == want.reply.text and got[0].reply.text.startswith("<think>")
-    assert got[0].reply.finish_reason == "stop"
+    assert got[0].text == want.text and got[0].text.startswith("<think>")
+    assert got[0].finish_reason == "stop"
 
 
 def test_slow_response_past_the_read_timeout_is_retried() -> None:
     with serve(schedule={0: "slow"}, slow_delay=1.0) as srv:
         (got,) = _run(_config([srv.url], True, timeout=0.3), _body(True))
-        assert srv.stats["fault slow"] == 1 and got.reply.finish_reason == "stop"
+        assert srv.stats["fault slow"] == 1 and got.finish_reason == "stop"
 
 
 def test_streamed_and_whole_replies_agree_and_report_usage() -> None:
@@ -73,7 +72,7 @@ def test_streamed_and_whole_replies_agree_and_report_usage() -> None:
             _run(_config([srv.url], True), _body(True, max_tokens=15)),
             _run(_config([srv.url], False), _body(False, max_tokens=15)),
         )
-    ra, rb = a[0].reply, b[0].reply
+    ra, rb = a[0], b[0]
     assert (ra.text, ra.reasoning, ra.finish_reason) == (rb.text, rb.reasoning, rb.finish_reason)
     assert ra.finish_reason == "length" and ra.completion_tokens == 15 and ra.reasoning
     assert ra.ttft_s is not None and rb.ttft_s is None
@@ -109,7 +108,7 @@ def test_retries_are_capped() -> None:
 
 
 def test_load_is_spread_and_a_dead_endpoint_is_set_aside() -> None:
-    async def many(config: ClientConfig, n: int) -> list[Outcome]:
+    async def many(config: ClientConfig, n: int) -> list[Reply]:
         async with ChatClient(config) as client:
             return await asyncio.gather(*(client.complete(_body(True, i)) for i in range(n)))
 
@@ -137,7 +136,7 @@ def test_a_trickling_stream_is_cut_at_the_deadline_the_read_timeout_never_trips(
             _run(config, _body(True))
         assert srv.stats["POST /v1/chat/completions"] == 2
         (got,) = _run(_config([srv.url], True, deadline=30.0), _body(True, max_tokens=8))
-        assert got.reply.finish_reason == "length"
+        assert got.finish_reason == "length"
 
 
 def test_a_kept_alive_connection_the_server_closed_is_replaced_at_once() -> None:

@@ -9,8 +9,8 @@ import json
 import httpx
 import pytest
 
-from llmeval.client.chat_client import ChatClient, ChatFailure, ClientConfig, RequestRejected
-from llmeval.client.protocol import build_body
+from llmeval.client.chat_client import ChatClient, ClientConfig
+from llmeval.client.protocol import ChatFailure, RequestRejected, build_body
 
 MSG = [{"role": "user", "content": "2+2?"}]
 COMPLETION = {
@@ -55,7 +55,7 @@ def test_the_request_carries_the_body_the_key_and_no_compression() -> None:
     assert req.headers["accept-encoding"] == "identity"
     body = json.loads(req.content)
     assert body["seed"] == 3 and body["n"] == 1 and body["max_tokens"] == 9
-    assert outcome.reply.text == "\\boxed{4}" and outcome.reply.completion_tokens == 3  # type: ignore[attr-defined]
+    assert outcome.text == "\\boxed{4}" and outcome.completion_tokens == 3  # type: ignore[attr-defined]
 
 
 def test_server_errors_and_malformed_replies_are_retried_then_the_good_one_kept() -> None:
@@ -67,7 +67,7 @@ def test_server_errors_and_malformed_replies_are_retried_then_the_good_one_kept(
         httpx.Response(200, json=COMPLETION),
     ]
     client = _client(lambda request: replies.pop(0))
-    assert _complete(client).reply.text == "\\boxed{4}"  # type: ignore[attr-defined]
+    assert _complete(client).text == "\\boxed{4}"  # type: ignore[attr-defined]
     assert client.retries == 4 and not replies
 
 
@@ -97,7 +97,7 @@ def test_a_streamed_reply_is_assembled_with_reasoning_and_usage() -> None:
         assert json.loads(request.content)["stream_options"] == {"include_usage": True}
         return httpx.Response(200, stream=httpx.ByteStream(_sse(*events)))
 
-    reply = _complete(_client(handler, stream=True), stream=True).reply  # type: ignore[attr-defined]
+    reply = _complete(_client(handler, stream=True), stream=True)
     assert (reply.text, reply.reasoning, reply.completion_tokens) == ("\\boxed{4}", "think ", 4)
     assert reply.ttft_s is not None
 
@@ -107,5 +107,5 @@ def test_a_stream_cut_before_its_finish_is_retried() -> None:
     whole = _sse({"choices": [{"index": 0, "delta": {"content": "7"}, "finish_reason": "stop"}]})
     replies = [httpx.Response(200, stream=httpx.ByteStream(b)) for b in (cut, whole)]
     client = _client(lambda request: replies.pop(0), stream=True)
-    assert _complete(client, stream=True).reply.text == "7"  # type: ignore[attr-defined]
+    assert _complete(client, stream=True).text == "7"  # type: ignore[attr-defined]
     assert client.retries == 1

@@ -9,13 +9,13 @@ import pytest
 
 from llmeval.infer.progress import (
     Snapshot,
+    Tally,
     client_bound_hint,
     cpu_share,
     plain_line,
-    start_cpu_clock,
+    stopwatch,
     summarize,
 )
-from llmeval.infer.runner import Tally
 
 
 def test_plain_progress_line() -> None:
@@ -33,7 +33,7 @@ def test_cpu_share_of_an_instant_is_zero() -> None:
 
 
 def test_the_cpu_clock_counts_this_process_working_not_sleeping() -> None:
-    cpu = start_cpu_clock()
+    cpu = stopwatch(time.process_time)
     time.sleep(0.2)
     slept = cpu()
     work = time.process_time() + 0.2  # 0.2 s of this process's CPU, however busy the machine

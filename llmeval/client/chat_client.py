@@ -14,7 +14,6 @@ import os
 import random
 import ssl
 import time
-from dataclasses import dataclass
 
 import aiohttp
 import httpx
@@ -31,10 +30,8 @@ from llmeval.client.endpoints import (
 )
 from llmeval.client.protocol import (
     ChatFailure,
-    ContextLengthError,
     FatalServerError,
     Reply,
-    RequestRejected,
     StreamParser,
     Transient,
     error_message,
@@ -43,21 +40,7 @@ from llmeval.client.protocol import (
 )
 from llmeval.errors import ServerError, UsageError
 
-__all__ = [
-    "ChatClient", "ChatFailure", "ClientConfig", "ContextLengthError", "FatalServerError",
-    "Outcome", "RequestRejected", "display_url", "normalize_base_url",
-]  # fmt: skip
-
 log = logging.getLogger("llmeval")
-
-
-@dataclass
-class Outcome:
-    """A completed request: the reply, where it came from, and how long the good attempt took."""
-
-    reply: Reply
-    endpoint: str
-    latency_s: float
 
 
 class ChatClient:
@@ -68,7 +51,6 @@ class ChatClient:
     ) -> None:
         self.config = config
         self.retries = 0
-        self.in_flight = 0
         # credentials in a URL are not sent: the key goes as a bearer token (--api-key)
         self.endpoints = [Endpoint(display_url(normalize_base_url(u))) for u in config.base_urls]
         headers = {
@@ -91,6 +73,11 @@ class ChatClient:
             timeout=httpx.Timeout(config.timeout, connect=config.connect_timeout, pool=None),
             trust_env=False,
         )
+
+    @property
+    def in_flight(self) -> int:
+        """Requests under way, over every endpoint."""
+        return sum(ep.in_flight for ep in self.endpoints)
 
     async def __aenter__(self) -> ChatClient:
         return self
@@ -135,7 +122,7 @@ class ChatClient:
         log.info("model: %s (the only one the server lists)", served[0])
         return served[0]
 
-    async def complete(self, body: bytes) -> Outcome:
+    async def complete(self, body: bytes) -> Reply:
         """One completion for `body`, retried with capped, jittered exponential backoff."""
         cfg = self.config
         last: Endpoint | None = None
@@ -147,7 +134,7 @@ class ChatClient:
             except Transient as exc:
                 if exc.dropped and attempt < cfg.max_retries:
                     continue  # not the server's fault: at once, on a new connection
-                ep.failed(len(self.endpoints) > 1, cfg.backoff_max, exc.connect)
+                ep.failed(cfg.backoff_max, exc.connect)
                 last, error = ep, exc
                 if attempt < cfg.max_retries:
                     self.retries += 1
@@ -155,7 +142,8 @@ class ChatClient:
                     await asyncio.sleep(max(delay, min(exc.retry_after, cfg.backoff_max)))
                 continue
             ep.succeeded()
-            return Outcome(reply, ep.url, time.perf_counter() - start)
+            reply.endpoint, reply.latency_s = ep.url, time.perf_counter() - start
+            return reply
         if all(e.unreachable for e in self.endpoints):  # no use going on
             raise FatalServerError(f"servers unreachable: {error}")
         raise ChatFailure(f"gave up after {cfg.max_retries + 1} attempts: {error}")
@@ -167,7 +155,6 @@ class ChatClient:
         request = self.http.build_request("POST", ep.url + "/chat/completions", content=body)
         resp = None
         ep.in_flight += 1
-        self.in_flight += 1
         try:
             async with asyncio.timeout(self.config.deadline):
                 resp = await self.transport.handle_async_request(request)
@@ -191,7 +178,6 @@ class ChatClient:
             ) from None
         finally:
             ep.in_flight -= 1
-            self.in_flight -= 1
 
 
 # Transport errors: httpx's, and aiohttp's where httpx-aiohttp lets them through (body reads).

@@ -1,7 +1,4 @@
-"""What the chat client decides without I/O: its config, URLs, the choice of endpoint.
-
-Endpoints are chosen least-loaded; one that keeps failing is set aside for a while.
-"""
+"""What the chat client decides without I/O: its config, URLs, the least-loaded endpoint."""
 
 from __future__ import annotations
 
@@ -58,11 +55,11 @@ class Endpoint:
     down_until: float = 0.0
     unreachable: bool = False  # the last attempt could not connect
 
-    def failed(self, several: bool, cap: float, connect: bool = False) -> None:
-        """Count a failure; set the endpoint aside (when there are others) after a streak."""
+    def failed(self, cap: float, connect: bool) -> None:
+        """Count a failure; set the endpoint aside after a streak (a lone one is used anyway)."""
         self.unreachable = connect
         self.failures += 1
-        if self.failures >= SET_ASIDE_AFTER and several:
+        if self.failures >= SET_ASIDE_AFTER:
             self.down_until = time.monotonic() + min(cap, 2.0 ** (self.failures - SET_ASIDE_AFTER))
 
     def succeeded(self) -> None:

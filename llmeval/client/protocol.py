@@ -1,8 +1,4 @@
-"""The chat protocol without I/O: request bodies, response and SSE parsing, errors and their
-classification.
-
-Pure functions over bytes and dicts: the client holds only transport, retries and endpoints.
-"""
+"""The chat protocol without I/O: request bodies, response and SSE parsing, typed errors."""
 
 from __future__ import annotations
 
@@ -142,7 +138,7 @@ def raise_for_status(url: str, status: int, raw: bytes, retry_after: str | None)
 
 @dataclass
 class Reply:
-    """What one completion returned, before it becomes a record."""
+    """What one completion returned, where from and how long the good attempt took."""
 
     text: str = ""
     reasoning: str | None = None
@@ -150,6 +146,8 @@ class Reply:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     ttft_s: float | None = None
+    endpoint: str | None = None
+    latency_s: float | None = None
 
 
 def _count(value: Any) -> int | None:
@@ -169,6 +167,12 @@ def _text_of(value: Any) -> str:
     raise MalformedResponse(f"message text is a {type(value).__name__}")
 
 
+def _texts(message: dict[str, Any]) -> tuple[str, str]:
+    """The content and the reasoning (either field name) of a message or a stream delta."""
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    return _text_of(message.get("content")), _text_of(reasoning)
+
+
 def _usage_into(reply: Reply, usage: Any) -> None:
     if isinstance(usage, dict):
         reply.prompt_tokens = _count(usage.get("prompt_tokens"))
@@ -180,9 +184,7 @@ def parse_completion(raw: bytes) -> Reply:
     try:
         data = loads(raw)
         choice = data["choices"][0]
-        message = choice["message"]
-        text = _text_of(message.get("content"))
-        reasoning = _text_of(message.get("reasoning_content") or message.get("reasoning"))
+        text, reasoning = _texts(choice["message"])
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         raise MalformedResponse(f"malformed completion ({type(exc).__name__}: {exc})") from None
     finish = choice.get("finish_reason")
@@ -242,9 +244,7 @@ class StreamParser:
             if choice.get("index", 0) != 0:
                 continue  # a server that ignored n=1: keep the first completion only
             self.saw_choice = True
-            delta = choice.get("delta") or {}
-            content = _text_of(delta.get("content"))
-            reasoning = _text_of(delta.get("reasoning_content") or delta.get("reasoning"))
+            content, reasoning = _texts(choice.get("delta") or {})
             if (content or reasoning) and self.reply.ttft_s is None and self.now is not None:
                 self.reply.ttft_s = self.now() - self.started
             if content:

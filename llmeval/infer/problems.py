@@ -50,10 +50,10 @@ def _field(row: dict[str, Any], key: str, hint: str, path: Path, line: int) -> s
 def parse_row(row: dict[str, Any], keys: InputKeys, path: Path, line: int) -> Problem:
     """One input object as a `Problem` (`prompt` set when it is sent verbatim)."""
     qkey = keys.question or next((k for k in ("problem", "prompt") if k in row), None)
+    hint = "; choose one with --question-key"
     if qkey is None:
-        hint = "; choose one with --question-key"
         raise InputError(path, f"missing key 'problem' (or 'prompt'){hint}", line=line)
-    text = _field(row, qkey, "; choose one with --question-key", path, line)
+    text = _field(row, qkey, hint, path, line)
     answer = _field(row, keys.answer, "; choose one with --answer-key", path, line)
     id_key = keys.id or next((k for k in ("id", "doc_id") if k in row), None)
     pid = _field(row, id_key, " (--id-key)", path, line) if id_key else derived_id(text)
@@ -65,14 +65,8 @@ def parse_row(row: dict[str, Any], keys: InputKeys, path: Path, line: int) -> Pr
         if k not in used
         and (isinstance(v, int | float) or (isinstance(v, str) and len(v) <= _META_MAX_CHARS))
     }
-    verbatim = qkey == "prompt"
-    return Problem(
-        id=pid,
-        problem=None if verbatim else text,
-        prompt=text if verbatim else None,
-        answer=answer,
-        **meta,
-    )
+    sent_as = "prompt" if qkey == "prompt" else "problem"  # a prompt is sent verbatim
+    return Problem(id=pid, answer=answer, **{sent_as: text}, **meta)
 
 
 def load_problems(path: str | Path, keys: InputKeys | None = None) -> list[Problem]:
@@ -103,9 +97,3 @@ def user_message(problem: Problem, template: str) -> str:
     if problem.prompt is not None:
         return problem.prompt
     return render_prompt(template, problem.problem or "")
-
-
-def file_sha256(path: str | Path) -> str:
-    """The SHA-256 of a file's bytes."""
-    with Path(path).open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()

@@ -7,15 +7,25 @@ import logging
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from llmeval.infer.runner import Tally
 
 log = logging.getLogger("llmeval")
+
+
+@dataclass
+class Tally:
+    """What the run did so far; read by the progress display and the summary."""
+
+    total: int = 0
+    written: int = 0
+    context_length: int = 0
+    failed: int = 0
+    tokens: int = 0
+    failures: list[str] = field(default_factory=list)
+    fatal: str | None = None
+    interrupted: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,16 +107,10 @@ async def show_progress(
             bar.update(task, completed=snap.done, info=_counters(snap))
 
 
-def start_clock() -> Callable[[], float]:
-    """Seconds since now."""
-    t0 = time.monotonic()
-    return lambda: time.monotonic() - t0
-
-
-def start_cpu_clock() -> Callable[[], float]:
-    """CPU seconds this process used since now."""
-    t0 = time.process_time()
-    return lambda: time.process_time() - t0
+def stopwatch(clock: Callable[[], float] = time.monotonic) -> Callable[[], float]:
+    """Seconds of `clock` since now (`time.process_time`: CPU seconds this process used)."""
+    t0 = clock()
+    return lambda: clock() - t0
 
 
 def summarize(tally: Tally, output: Path, seconds: float, hint: str | None = None) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from llmeval.errors import InputError, OutputError, UsageError
-from llmeval.files import read_models, write_json_atomic
+from llmeval.files import read_models
 from llmeval.records import RunSpec, SampleKey
 
 log = logging.getLogger("llmeval")
@@ -74,11 +74,6 @@ def check_spec(output: str | Path, spec: RunSpec, *, force: bool, has_output: bo
             "use another --output, or --force to continue with the new ones"
         )
     log.warning("--force: continuing %s with changed parameters (%s)", output, shown)
-
-
-def write_spec(output: str | Path, spec: RunSpec) -> None:
-    """Write the run spec atomically beside the output."""
-    write_json_atomic(spec_path(output), spec)
 
 
 def _short(value: object, limit: int = 60) -> str:

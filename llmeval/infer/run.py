@@ -9,26 +9,27 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from llmeval import __version__
-from llmeval.client.chat_client import ChatClient, ClientConfig, display_url, normalize_base_url
+from llmeval.client.chat_client import ChatClient, ClientConfig
 from llmeval.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, ServerError
-from llmeval.files import JsonlAppender, repair_tail
-from llmeval.infer.problems import InputKeys, file_sha256, load_problems
+from llmeval.files import JsonlAppender, repair_tail, write_json_atomic
+from llmeval.infer.problems import InputKeys, load_problems
 from llmeval.infer.progress import (
     Snapshot,
+    Tally,
     client_bound_hint,
     show_progress,
-    start_clock,
-    start_cpu_clock,
+    stopwatch,
     summarize,
 )
-from llmeval.infer.resume import check_spec, done_keys, output_lock, write_spec
-from llmeval.infer.runner import Job, Tally, run_jobs
+from llmeval.infer.resume import check_spec, done_keys, output_lock, spec_path
+from llmeval.infer.runner import Job, run_jobs
 from llmeval.records import Problem, RunSpec
 
 log = logging.getLogger("llmeval")
@@ -84,18 +85,20 @@ class InferOptions:
     progress_interval: float = 5.0
 
 
-def build_spec(opts: InferOptions, model: str) -> RunSpec:
-    """The run spec of these options (no credentials)."""
+def build_spec(opts: InferOptions, model: str, base_urls: list[str]) -> RunSpec:
+    """The run spec of these options, the servers as the client shows them (no credentials)."""
+    with Path(opts.input).open("rb") as handle:
+        input_sha256 = hashlib.file_digest(handle, "sha256").hexdigest()
     same = ("task", "n_samples", "temperature", "top_p", "top_k", "min_p", "max_tokens", "seed",
             "system_prompt", "extra_body")  # fmt: skip
     return RunSpec(
         **{name: getattr(opts, name) for name in same},
         model=model,
-        base_urls=[display_url(normalize_base_url(u)) for u in opts.client.base_urls],
+        base_urls=base_urls,
         prompt_template=opts.template,
-        input_keys={"question": opts.keys.question, "answer": opts.keys.answer, "id": opts.keys.id},
+        input_keys=asdict(opts.keys),
         input_file=str(opts.input),
-        input_sha256=file_sha256(opts.input),
+        input_sha256=input_sha256,
         llmeval_version=__version__,
     )
 
@@ -126,7 +129,7 @@ async def _run(
 ) -> int:
     async with ChatClient(opts.client) as client:
         model = await client.resolve_model(opts.model)
-        spec = build_spec(opts, model)
+        spec = build_spec(opts, model, [ep.url for ep in client.endpoints])
         check_spec(output, spec, force=opts.force, has_output=bool(done))
         tally = Tally(total=len(jobs))
         total = len(problems) * opts.n_samples
@@ -137,7 +140,7 @@ async def _run(
         if not jobs:
             summarize(tally, output, 0.0)
             return EXIT_OK
-        elapsed, cpu = start_clock(), start_cpu_clock()
+        elapsed, cpu = stopwatch(), stopwatch(time.process_time)
         shown = asyncio.create_task(
             show_progress(
                 lambda: Snapshot(tally.written, tally.total, tally.failed, tally.tokens,
@@ -151,7 +154,7 @@ async def _run(
             nonlocal appender
             if appender is None:
                 repair_tail(output)
-                write_spec(output, spec)
+                write_json_atomic(spec_path(output), spec)
                 appender = JsonlAppender(output)
             appender.write_raw(line)
 

@@ -12,18 +12,19 @@ import json
 import signal
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from llmeval.client.chat_client import (
-    ChatClient,
+from llmeval.client.chat_client import ChatClient
+from llmeval.client.protocol import (
     ChatFailure,
     ContextLengthError,
     FatalServerError,
-    Outcome,
+    Reply,
+    build_body,
 )
-from llmeval.client.protocol import Reply, build_body
 from llmeval.infer.problems import user_message
+from llmeval.infer.progress import Tally
 from llmeval.records import Generation, Problem, Usage
 
 if TYPE_CHECKING:
@@ -39,25 +40,14 @@ class Job:
     seed: int
 
 
-@dataclass
-class Tally:
-    """What the run did so far; read by the progress display."""
-
-    total: int = 0
-    written: int = 0
-    context_length: int = 0
-    failed: int = 0
-    tokens: int = 0
-    failures: list[str] = field(default_factory=list)
-    fatal: str | None = None
-    interrupted: bool = False
+def _round(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 4)
 
 
 def record_line(
-    opts: InferOptions, model: str, problem: Problem, prompt: str, job: Job, outcome: Outcome | None
+    opts: InferOptions, model: str, problem: Problem, prompt: str, job: Job, reply: Reply
 ) -> bytes:
-    """The output line of one sample (`outcome` None: prompt + max_tokens exceed the context)."""
-    reply = outcome.reply if outcome else Reply(finish_reason="context_length")
+    """The output line of one sample."""
     gen = Generation(
         problem_id=problem.id,
         sample_idx=job.sample_idx,
@@ -69,11 +59,11 @@ def record_line(
         usage=Usage(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
         if reply.prompt_tokens is not None or reply.completion_tokens is not None
         else None,
-        latency_s=round(outcome.latency_s, 4) if outcome else None,
-        ttft_s=round(reply.ttft_s, 4) if reply.ttft_s is not None else None,
+        latency_s=_round(reply.latency_s),
+        ttft_s=_round(reply.ttft_s),
         seed=job.seed,
         model=model,
-        endpoint=outcome.endpoint if outcome else None,
+        endpoint=reply.endpoint,
         task=opts.task,
         meta=problem.extras,
     )
@@ -91,8 +81,7 @@ async def run_jobs(
     """Run `jobs`, `--max-workers` requests at a time; `write` gets each finished line."""
     prompts = [user_message(p, opts.template) for p in problems]
     system = [{"role": "system", "content": opts.system_prompt}] if opts.system_prompt else []
-    sampling = {"temperature": opts.temperature, "top_p": opts.top_p}
-    sampling |= {"top_k": opts.top_k, "min_p": opts.min_p}
+    sampling = {name: getattr(opts, name) for name in ("temperature", "top_p", "top_k", "min_p")}
     pending = iter(jobs)
     tasks: list[asyncio.Task[None]] = []
 
@@ -109,9 +98,9 @@ async def run_jobs(
                 stream=opts.client.stream, sampling=sampling, extra_body=opts.extra_body,
             )  # fmt: skip
             try:
-                outcome: Outcome | None = await client.complete(body)
-            except ContextLengthError:
-                outcome = None  # recorded, with an empty gen
+                reply = await client.complete(body)
+            except ContextLengthError:  # recorded, with an empty gen
+                reply = Reply(finish_reason="context_length")
                 tally.context_length += 1
             except FatalServerError as exc:
                 tally.fatal = str(exc)
@@ -123,13 +112,12 @@ async def run_jobs(
                     tally.failures.append(f"{problem.id}#{job.sample_idx}: {exc}")
                 continue
             try:
-                write(record_line(opts, model, problem, prompt, job, outcome))
+                write(record_line(opts, model, problem, prompt, job, reply))
             except Exception:
                 stop()  # e.g. disk full: nothing more can be kept, so stop asking
                 raise
             tally.written += 1
-            if outcome:
-                tally.tokens += outcome.reply.completion_tokens or 0
+            tally.tokens += reply.completion_tokens or 0
 
     tasks.extend(
         asyncio.create_task(worker()) for _ in range(min(opts.client.max_workers, len(jobs)))

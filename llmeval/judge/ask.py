@@ -7,8 +7,8 @@ import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from llmeval.client.chat_client import ChatClient, ChatFailure, ClientConfig, FatalServerError
-from llmeval.client.protocol import build_body
+from llmeval.client.chat_client import ChatClient, ClientConfig
+from llmeval.client.protocol import ChatFailure, FatalServerError, build_body
 from llmeval.judge.prompt import judgement, messages
 
 
@@ -68,7 +68,7 @@ def ask_all(
                 sampling={"temperature": 0.0},
             )  # fmt: skip
             try:
-                text = (await client.complete(body)).reply.text
+                text = (await client.complete(body)).text
             except ChatFailure as exc:
                 if isinstance(exc, FatalServerError):
                     fatal.append(str(exc))
