@@ -14,7 +14,7 @@ from llmeval.infer.progress import (
     cpu_share,
     plain_line,
     stopwatch,
-    summarize,
+    print_summary,
 )
 
 
@@ -66,6 +66,6 @@ def test_the_summary_ends_with_the_hint(
     tally = Tally(total=10)
     tally.written = 10
     with caplog.at_level(logging.WARNING, logger="llmeval"):
-        summarize(tally, tmp_path / "out.jsonl", 60.0, client_bound_hint(59, 60, True))
+        print_summary(tally, tmp_path / "out.jsonl", 60.0, client_bound_hint(59, 60, True))
     assert "wrote 10 of 10 samples" in capsys.readouterr().out
     assert [r.getMessage() for r in caplog.records][-1].startswith("llmeval used 98% of a CPU")

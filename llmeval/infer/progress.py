@@ -113,7 +113,7 @@ def stopwatch(clock: Callable[[], float] = time.monotonic) -> Callable[[], float
     return lambda: clock() - t0
 
 
-def summarize(tally: Tally, output: Path, seconds: float, hint: str | None = None) -> None:
+def print_summary(tally: Tally, output: Path, seconds: float, hint: str | None = None) -> None:
     """The end-of-run summary: one line on stdout, failures and hints as warnings."""
     rate = tally.written / seconds if seconds > 0 else 0.0
     line = f"infer: wrote {tally.written} of {tally.total} samples to {output} in {seconds:.1f} s"

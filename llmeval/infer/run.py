@@ -26,7 +26,7 @@ from llmeval.infer.progress import (
     client_bound_hint,
     show_progress,
     stopwatch,
-    summarize,
+    print_summary,
 )
 from llmeval.infer.resume import check_spec, done_keys, output_lock, spec_path
 from llmeval.infer.runner import Job, run_jobs
@@ -138,7 +138,7 @@ async def _run(
             len(jobs), total - len(jobs), total, output, opts.client.max_workers, model,
         )  # fmt: skip
         if not jobs:
-            summarize(tally, output, 0.0)
+            print_summary(tally, output, 0.0)
             return EXIT_OK
         elapsed, cpu = stopwatch(), stopwatch(time.process_time)
         shown = asyncio.create_task(
@@ -166,7 +166,7 @@ async def _run(
             shown.cancel()
             await asyncio.gather(shown, return_exceptions=True)
         seconds = elapsed()
-        summarize(tally, output, seconds, client_bound_hint(cpu(), seconds, opts.client.stream))
+        print_summary(tally, output, seconds, client_bound_hint(cpu(), seconds, opts.client.stream))
     if tally.fatal:
         raise ServerError(tally.fatal)
     if tally.interrupted:
