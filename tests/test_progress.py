@@ -13,8 +13,8 @@ from llmeval.infer.progress import (
     client_bound_hint,
     cpu_share,
     plain_line,
-    stopwatch,
     print_summary,
+    stopwatch,
 )
 
 

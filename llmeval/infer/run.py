@@ -24,9 +24,9 @@ from llmeval.infer.progress import (
     Snapshot,
     Tally,
     client_bound_hint,
+    print_summary,
     show_progress,
     stopwatch,
-    print_summary,
 )
 from llmeval.infer.resume import check_spec, done_keys, output_lock, spec_path
 from llmeval.infer.runner import Job, run_jobs
