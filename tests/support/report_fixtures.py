@@ -22,7 +22,7 @@ WORDS = _FILLER.split()
 HOSTILE = (
     "<script>document.title='pwned';window.__pwned=1</script>"
     "</script><script>window.__pwned=2</script>"
-    '<img src=x onerror="window.__pwned=3"> <!-- {{JS}} -->'
+    '<img src=x onerror="window.__pwned=3"> <!-- $JS ${JS} -->'
 )
 
 
