@@ -35,7 +35,7 @@ def test_model_text_cannot_break_out(compress: bool) -> None:
     assert all(o in (data, "<script>") or o.startswith(ours) for o in opens)
     assert "window.__pwned" not in page.replace("window.__pwned=", "")  # only inside escaped data
     assert "<img" not in page and 'onerror="' not in page
-    assert page.count('"use strict"') == 1  # the `{{JS}}` in model text was not filled in
+    assert page.count('"use strict"') == 1  # the `$JS` in model text was not filled in
 
 
 def test_texts_decode_back_to_the_samples() -> None:

@@ -11,7 +11,6 @@ from pathlib import Path
 from llmeval import __version__
 from llmeval.cli.eval import add_judging_options, judge
 from llmeval.errors import UsageError
-from llmeval.evaluate.run import EvalResult
 from llmeval.files import atomic_file
 
 log = logging.getLogger("llmeval")
@@ -38,17 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run, input_path=[])
 
 
-def _judge(args: argparse.Namespace, paths: list[str]) -> EvalResult:
-    args.paths = paths
-    return judge(args)
-
-
 def run(args: argparse.Namespace) -> int:
     """Judge the run (and the baseline), build the report, write it."""
     if args.out.is_dir():
         raise UsageError(f"--out {args.out} is a folder; give a file name")
     started = time.monotonic()
-    result = _judge(args, args.paths)
+    result = judge(args)
     # the HTML side loads when `report` runs, not for every command
     from llmeval.report.html import render_report
     from llmeval.report.inputs import run_from_eval
@@ -64,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
     }
     baseline = None
     if args.baseline:
-        base_result = _judge(args, args.baseline)
-        baseline = run_from_eval(base_result, args.baseline_label, args.response_key)
+        args.paths = args.baseline  # judged with the same options
+        baseline = run_from_eval(judge(args), args.baseline_label, args.response_key)
         if baseline.label == current.label:
             baseline.label += " (baseline)"
         meta["baseline"] = baseline.label

@@ -36,11 +36,11 @@ def _text(text: str, cls: str, anchor: str = "middle", **attrs: object) -> str:
     return tag("text", escape(text), class_=cls, text_anchor=anchor, **attrs)
 
 
-def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
-    """About `count` round tick values covering [lo, hi]."""
+def nice_ticks(lo: float, hi: float) -> list[float]:
+    """About five round tick values covering [lo, hi]."""
     if hi <= lo:
         hi = lo + 1.0
-    raw = (hi - lo) / count
+    raw = (hi - lo) / 5
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     first = math.ceil(lo / step - 1e-9) * step

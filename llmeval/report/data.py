@@ -1,9 +1,5 @@
-"""Pure numbers behind the report, one task at a time, from scored samples.
-
-pass@k and maj@k against k, standard error against samples per problem, accuracy against a
-generation-length cap, completion-length histograms, per-problem difficulty, the paired
-comparison of two runs, and serving figures (output tokens/s, latency, TTFT percentiles).
-"""
+"""The numbers behind the report, from scored samples: curves, histograms and difficulty per
+task, the paired comparison of two runs, serving percentiles."""
 
 from __future__ import annotations
 

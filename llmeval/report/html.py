@@ -16,6 +16,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from html import escape
 from importlib import resources
+from string import Template
 from typing import Any
 
 from llmeval.report import sections
@@ -113,4 +114,4 @@ def render_report(
         "TEXTS": _text_blocks(texts, compress),
         "JS": script,
     }
-    return re.sub(r"\{\{([A-Z]+)\}\}", lambda m: parts[m.group(1)], _asset("report.html"))
+    return Template(_asset("report.html")).substitute(parts)

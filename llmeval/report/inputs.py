@@ -1,5 +1,5 @@
-"""The report's input: run `eval` (verdicts mostly from its cache), then join each judged
-sample with the texts and timings of its generation row, which `eval` does not keep."""
+"""The report's input: eval's judged samples joined with the texts and timings of their
+generation rows, which eval does not keep."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Any
 
 from llmeval.evaluate.files import read_spec
-from llmeval.evaluate.inputs import InputFile, Sample
+from llmeval.evaluate.inputs import InputFile
 from llmeval.evaluate.run import EvalResult
 from llmeval.files import read_dicts
 from llmeval.report.data import ReportSample, Run
@@ -19,7 +19,7 @@ log = logging.getLogger("llmeval")
 def _text(value: Any) -> str:
     if isinstance(value, list) and len(value) == 1:
         value = value[0]
-    return "" if value is None else value if isinstance(value, str) else str(value)
+    return "" if value is None else str(value)
 
 
 def _str(value: Any) -> str | None:
@@ -43,34 +43,27 @@ def _extras(row: dict[str, Any], response_key: str) -> dict[str, Any]:
     }
 
 
-def row_extras(source: InputFile, response_key: str = "gen") -> list[dict[str, Any]]:
-    """The extras of each of `source.samples`, in order: the file's rows again, a repeated
-    (problem, sample) row skipped as eval skips it. Empty extras (with a warning) if the
-    rows do not line up with eval's samples (or the file changed since eval read it)."""
-    out: list[dict[str, Any]] = []
+def row_extras(source: InputFile, response_key: str) -> list[dict[str, Any]]:
+    """The extras of each of `source.samples`, from the file's rows read again (a repeated
+    (problem, sample) row skipped, as eval skips it); all empty, with a warning, if the rows
+    do not line up with eval's samples (or the file changed since eval read it)."""
+    rows: list[tuple[Any, Any, dict[str, Any]]] = []
     seen: set[tuple[Any, Any]] = set()
     for _, row in read_dicts(source.path):
         pid = row.get("problem_id", row.get("doc_id"))
         idx = row.get("sample_idx", row.get("sample_index"))
-        if idx is not None:
-            key = (str(pid) if pid is not None else ("prompt", row.get("prompt")), idx)
-            if key in seen:
-                continue
-            seen.add(key)
-        if len(out) == len(source.samples) or _mismatch(source.samples[len(out)], pid, idx):
-            out = []  # a row eval did not read as this sample
-            break
-        out.append(_extras(row, response_key))
-    if len(out) != len(source.samples):
-        log.warning("%s: rows do not line up with eval's samples; texts left out", source.path)
-        return [{} for _ in source.samples]
-    return out
-
-
-def _mismatch(sample: Sample, pid: Any, idx: Any) -> bool:
-    return (pid is not None and str(pid) != sample.problem_id) or (
-        idx is not None and idx != sample.sample_idx
-    )
+        key = (str(pid) if pid is not None else ("prompt", row.get("prompt")), idx)
+        if idx is not None and key in seen:
+            continue
+        seen.add(key)
+        rows.append((pid, idx, row))
+    if len(rows) == len(source.samples) and all(
+        (pid is None or str(pid) == s.problem_id) and (idx is None or idx == s.sample_idx)
+        for (pid, idx, _), s in zip(rows, source.samples, strict=True)
+    ):
+        return [_extras(row, response_key) for _, _, row in rows]
+    log.warning("%s: rows do not line up with eval's samples; texts left out", source.path)
+    return [{} for _ in source.samples]
 
 
 def task_labels(files: list[InputFile]) -> list[str]:
@@ -99,21 +92,18 @@ def run_from_eval(result: EvalResult, label: str | None = None, response_key: st
     """A report run: every judged sample with its texts, eval's scores and the run specs."""
     run = Run(label=label or "", samples=[])
     models = []
-    labels = task_labels(result.files)
-    for f, (source, statuses, score, task) in enumerate(
-        zip(result.files, result.statuses, result.report.tasks, labels, strict=True)
-    ):
-        if result.judged is not None:
-            run.overturned += _overturned(source, task, result.judged.samples[f])
+    for f, (source, task) in enumerate(zip(result.files, task_labels(result.files), strict=True)):
         extras = row_extras(source, response_key)
-        for sample, status, extra in zip(source.samples, statuses, extras, strict=True):
+        for sample, status, extra in zip(source.samples, result.statuses[f], extras, strict=True):
             run.samples.append(
                 ReportSample(task=task, problem_id=sample.problem_id, sample_idx=sample.sample_idx,
                              status=status, gold=sample.gold, pred=sample.pred,
                              truncated=sample.truncated, tokens=sample.completion_tokens,
                              meta=sample.meta, **extra)
             )  # fmt: skip
-        run.scores[task] = score.model_dump()
+        if result.judged is not None:
+            run.overturned += _overturned(source, task, result.judged.samples[f])
+        run.scores[task] = result.report.tasks[f].model_dump()
         spec = read_spec(source.path)
         if spec is not None:
             run.specs[task] = spec.model_dump()

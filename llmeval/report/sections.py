@@ -1,5 +1,4 @@
-"""Server-rendered HTML of the report's static sections: overview, pictures, comparison
-(`--baseline`), judge and serving.
+"""The report's server-rendered sections: overview, pictures, comparison, judge, serving.
 
 Every value that may come from a file is escaped here; only this module's own markup is raw.
 """
@@ -15,6 +14,7 @@ from llmeval.report import data as rd
 
 SPEC_FIELDS = ("model", "n_samples", "temperature", "top_p", "top_k", "min_p", "max_tokens",
                "seed", "system_prompt", "extra_body", "llmeval_version")  # fmt: skip
+JUDGE_ROWS = 500  # overturned samples shown at most
 
 
 def pct(v: float | None, digits: int = 1) -> str:
@@ -179,17 +179,17 @@ def _flips(d: rd.PairedDiff, run: str, base: str) -> str:
     return details(summary, table(["problem", f"{run} %", f"{base} %", "change"], rows), "flips")
 
 
-def overturned(run: rd.Run, limit: int = 500) -> str:
+def overturned(run: rd.Run) -> str:
     """The samples the LLM judge turned correct, each with what the judge saw and replied."""
     if not run.overturned:
         return ""
     rows = [
         [f"{o['task']} {o['problem_id']} #{o['sample_idx']}", _cut(o["problem"], 600),
          _cut(o["gold"]), _cut(o["answer"]), _cut(o["reply"], 1500)]
-        for o in run.overturned[:limit]
+        for o in run.overturned[:JUDGE_ROWS]
     ]  # fmt: skip
     count = len(run.overturned)
-    note = f"<p>{count - limit} more not shown.</p>" if count > limit else ""
+    note = f"<p>{count - JUDGE_ROWS} more not shown.</p>" if count > JUDGE_ROWS else ""
     head = ["sample", "problem", "gold", "answer", "judge's reply"]
     intro = f"<p>Samples the rules judged incorrect and the judge turned correct ({count}).</p>"
     return section("judge", "Judge", intro, table(head, rows, "judge"), note)

@@ -11,66 +11,18 @@ from llmeval.evaluate.scoring import task_score
 from llmeval.report.data import ReportSample, Run
 from llmeval.tasks import TASKS
 
-WORDS = [
-    "so",
-    "we",
-    "need",
-    "the",
-    "value",
-    "of",
-    "x",
-    "where",
-    "the",
-    "sum",
-    "equals",
-    "and",
-    "therefore",
-    "by",
-    "the",
-    "lemma",
-    "each",
-    "term",
-    "is",
-    "positive",
-    "hence",
-    "let",
-    "us",
-    "check",
-    "the",
-    "case",
-    "n",
-    "=",
-    "3",
-    "then",
-    "substitute",
-    "back",
-    "into",
-    "the",
-    "equation",
-    "giving",
-    "a",
-    "factor",
-    "of",
-    "two",
-    "so",
-    "the",
-    "answer",
-    "must",
-    "be",
-    "wait",
-    "that",
-    "is",
-    "not",
-    "right",
-    "recompute",
-    "the",
-    "discriminant",
-]
+_FILLER = (  # the words of `prose`
+    "so we need the value of x where the sum equals and therefore by the lemma each term "
+    "is positive hence let us check the case n = 3 then substitute back into the equation "
+    "giving a factor of two so the answer must be wait that is not right recompute the "
+    "discriminant"
+)
+WORDS = _FILLER.split()
 
 HOSTILE = (
     "<script>document.title='pwned';window.__pwned=1</script>"
     "</script><script>window.__pwned=2</script>"
-    '<img src=x onerror="window.__pwned=3"> <!-- {{JS}} -->'
+    '<img src=x onerror="window.__pwned=3"> <!-- $JS ${JS} -->'
 )
 
 
