@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import asdict
 from fractions import Fraction
 
 from llmeval.evaluate.extract import canonical_answer
@@ -52,32 +53,36 @@ def outcome(sample: Sample, status: str, votes: dict[str, str]) -> Outcome:
     )
 
 
+def _counts(outs: list[Outcome]) -> dict[str, int]:
+    """The sample counts a problem and a task both report."""
+    statuses = Counter(o.status for o in outs)
+    return {
+        "n_correct": sum(o.correct for o in outs),
+        "n_no_answer": statuses["no_answer"],
+        "n_timeout": statuses["timeout"],
+        "n_error": statuses["error"],
+        "n_truncated": sum(o.truncated for o in outs),
+    }
+
+
 def _problem(
     pid: str, outs: list[Outcome], by_sample: dict[tuple[str, int], Sample], n: int
 ) -> ProblemScore:
-    statuses = Counter(o.status for o in outs)
+    counts = _counts(outs)
     winner = majority_winner(outs)
     meta = by_sample[(pid, outs[0].sample_idx)].meta
-    correct = sum(o.correct for o in outs)
+    subject, level = meta.get("subject"), meta.get("level")
     return ProblemScore.model_construct(
         problem_id=pid,
         n_samples=len(outs),
-        n_correct=correct,
-        accuracy=correct / len(outs),
+        accuracy=counts["n_correct"] / len(outs),
         n_missing=max(0, n - len(outs)),
-        n_no_answer=statuses["no_answer"],
-        n_timeout=statuses["timeout"],
-        n_error=statuses["error"],
-        n_truncated=sum(o.truncated for o in outs),
         majority_answer=by_sample[(pid, winner.sample_idx)].pred if winner else None,
         majority_correct=winner is not None and winner.correct,
-        subject=_str(meta.get("subject")),
-        level=_str(meta.get("level")),
+        subject=None if subject is None else str(subject),
+        level=None if level is None else str(level),
+        **counts,
     )
-
-
-def _str(value: object) -> str | None:
-    return None if value is None else str(value)
 
 
 def _groups(problems: list[ProblemScore], attr: str) -> dict[str, GroupScore]:
@@ -110,43 +115,30 @@ def task_score(source: InputFile, statuses: Sequence[str]) -> TaskScore:
     votes: dict[str, str] = {}
     pairs = list(zip(source.samples, statuses, strict=True))
     outs = [outcome(s, st, votes) for s, st in pairs if st != "ungraded"]
-    ungraded = {s.problem_id for s, st in pairs if st == "ungraded"}
     groups = group_by_problem(outs)
     by_sample = {(s.problem_id, s.sample_idx): s for s in source.samples}
     n = max([len(g) for g in groups.values()] + [source.spec_n or 0])
     problems = [_problem(pid, g, by_sample, n) for pid, g in groups.items()]
-    summary = summarize(groups)
-    counts = Counter(o.status for o in outs)
-    truncated = sum(o.truncated for o in outs)
+    counts = _counts(outs)
+    failed = counts["n_no_answer"] + counts["n_timeout"] + counts["n_error"]
     tokens = [o.completion_tokens for o in outs if o.completion_tokens is not None]
     expected = len(groups) * n
-    n_correct = sum(o.correct for o in outs)
-    n_failed = counts["no_answer"] + counts["timeout"] + counts["error"]
     return TaskScore.model_construct(
         task=source.task.name,
         file=str(source.path),
-        n_problems=len(groups),
         n_samples=n,
         samples_expected=expected,
         samples_scored=len(outs),
         samples_missing=expected - len(outs),
-        accuracy=summary.accuracy,
-        stderr=summary.stderr,
-        sample_stderr=summary.sample_stderr,
-        pass_at_k=summary.pass_at_k,
-        maj_at_k=summary.maj_at_k,
-        n_correct=n_correct,
-        n_incorrect=len(outs) - n_correct - n_failed,
-        n_no_answer=counts["no_answer"],
-        n_timeout=counts["timeout"],
-        n_error=counts["error"],
-        n_truncated=truncated,
+        **asdict(summarize(groups)),  # n_problems, accuracy, stderr, pass@k, maj@k
+        n_incorrect=len(outs) - counts["n_correct"] - failed,
         n_duplicates=source.duplicates,
-        n_ungraded=len(ungraded),
-        truncation_rate=truncated / len(outs) if outs else None,
+        n_ungraded=len({s.problem_id for s, st in pairs if st == "ungraded"}),
+        truncation_rate=counts["n_truncated"] / len(outs) if outs else None,
         mean_completion_tokens=sum(tokens) / len(tokens) if tokens else None,
         complete=bool(outs) and expected == len(outs),
         by_subject=_groups(problems, "subject"),
         by_level=_groups(problems, "level"),
         problems=problems,
+        **counts,
     )
