@@ -10,7 +10,7 @@ import re
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
-TRUNCATED_REASONS = frozenset({"length", "context_length"})
+TRUNCATED_REASONS = frozenset({"length", "context_length"})  # finish reasons of a cut-off output
 
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
 # Digit groups written with a thin space (10\,000): math-verify reads 10*0.
@@ -162,11 +162,6 @@ def extract_anchored(
     return answer if 0 < len(answer) <= 1000 else None
 
 
-def _letters(text: str) -> list[str]:
-    """Distinct standalone letters A-D in `text`, in order of first appearance."""
-    return list(dict.fromkeys(_LETTER.findall(_TEXT_WRAPPER.sub(r"\1", text))))
-
-
 def extract_choice(
     gen: str, reasoning: str | None = None, starts_in_think: bool = False
 ) -> str | None:
@@ -185,10 +180,9 @@ def extract_choice(
         if not found:
             return None
         content = found[-1]
-    letters = _letters(content)
-    if not letters:
-        return content.strip() or None
-    return ",".join(letters)
+    # the distinct letters, in order of first appearance
+    letters = dict.fromkeys(_LETTER.findall(_TEXT_WRAPPER.sub(r"\1", content)))
+    return ",".join(letters) if letters else content.strip() or None
 
 
 def canonical_answer(answer: str) -> str:
@@ -198,8 +192,3 @@ def canonical_answer(answer: str) -> str:
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     text = _SPACING.sub("", text)
     return _LEADING_ZEROS.sub("", text)
-
-
-def is_truncated(finish_reason: str | None) -> bool:
-    """Whether the server stopped the output at the token or context limit."""
-    return finish_reason in TRUNCATED_REASONS

@@ -7,14 +7,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from llmeval.evaluate.inputs import InputFile
 from llmeval.evaluate.metrics import Outcome, group_by_problem, summarize
 from llmeval.judge.prompt import judge_key
 from llmeval.records import JudgeScore, Verdict
 from llmeval.verify.cache import VerdictCache
-from llmeval.verify.policy import Policy
+
+if TYPE_CHECKING:
+    from llmeval.evaluate.run import EvalOptions
 
 log = logging.getLogger("llmeval")
 _YES_NO = {"correct": "yes", "incorrect": "no"}
@@ -28,29 +30,27 @@ class Judged:
 
 
 def judge_files(
-    files: list[InputFile],
-    statuses: list[list[str]],
-    policy: Policy,
-    options: Any,
-    cache: VerdictCache,
-    cache_files: list[Path | None],
+    files: list[InputFile], statuses: list[list[str]], options: EvalOptions, cache: VerdictCache
 ) -> Judged:
-    """Ask the judge (a `judge.ask.JudgeOptions`) about every rule-`incorrect`, untruncated
-    sample the cache has no verdict for; return every judged sample's verdict."""
+    """Ask the judge (`options.judge`) about every rule-`incorrect`, untruncated sample the
+    cache has no verdict for; return every judged sample's verdict."""
     from llmeval.judge.ask import Question, Reply, ask_all
+
+    judge = options.judge
 
     found: dict[str, tuple[str | None, str]] = {}  # question key -> (yes/no or None, reply)
     questions: dict[str, Question] = {}
     wanted: dict[str, set[Path]] = {}  # question key -> the cache files wanting its verdict
     keys: list[dict[int, str]] = []  # per file: sample index -> question key
-    for source, file_statuses, cache_file in zip(files, statuses, cache_files, strict=True):
+    for source, file_statuses in zip(files, statuses, strict=True):
+        cache_file = options.cache_file(source.path)
         keys.append({})
         for i, (sample, status) in enumerate(zip(source.samples, file_statuses, strict=True)):
-            answer = sample.answer_for(policy)
+            answer = sample.answer_for(options.policy)
             if status != "incorrect" or sample.truncated or answer is None:
                 continue
             problem = source.prompts.get(sample.problem_id, "")
-            key = keys[-1][i] = judge_key(options.model, problem, sample.gold, answer)
+            key = keys[-1][i] = judge_key(judge.model, problem, sample.gold, answer)
             if key not in found and key not in questions:
                 hit = cache.get(key)
                 if hit is None:
@@ -77,8 +77,8 @@ def judge_files(
         cache.add(verdict, list(wanted.get(reply.key, ())), new=True)
 
     if questions:
-        log.info("judge: asking %s about %d answers", options.model, len(questions))
-        ask_all(questions.values(), options, on_reply)
+        log.info("judge: asking %s about %d answers", judge.model, len(questions))
+        ask_all(questions.values(), judge, on_reply)
     for error in errors:
         log.warning("judge: %s (the rules' verdict stands)", error)
     return Judged([{i: found.get(key, (None, "")) for i, key in fk.items()} for fk in keys])

@@ -34,6 +34,8 @@ log = logging.getLogger("llmeval")
 ProgressFn = Callable[[int, int, int], None]
 DEFAULT_TIMEOUT_S = 20.0
 Pair = tuple[str, str, str]  # (answer kind, gold, extracted answer)
+_UNPARSED = "%s: the verifier cannot read the gold answer of %d problems (compared as text): %s"
+_UNGRADED = "%s: %d problems have no gold answer and are not graded: %s"
 
 
 @dataclass(frozen=True)
@@ -131,14 +133,11 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
     judged = None
     try:
         judging = _collect(files, options, cache)
-        stats = CacheStats.model_construct(files=[str(c) for c in caches], hits=judging.hits)
-        cached = sum(len(f.samples) for f in files) - sum(judging.waiting.values())
-        _verify(judging, cache, options, stats, cached, progress)
+        _verify(judging, cache, options, sum(len(f.samples) for f in files), progress)
         statuses = {p: [_statuses(f, judging, p) for f in files] for p in POLICIES}
         chosen = statuses[options.policy]
         if options.judge is not None:
-            cache_files = [options.cache_file(f.path) for f in files]
-            judged = judge_files(files, chosen, options.policy, options.judge, cache, cache_files)
+            judged = judge_files(files, chosen, options, cache)
         cache.mark_current()
     finally:
         cache.close()
@@ -148,17 +147,15 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         if judged is not None:
             score.judge = judge_score(options.judge.model, source, chosen[i], judged.samples[i])
         score.policies = {p: accuracy(source, statuses[p][i]) for p in POLICIES}
-        score.n_gold_unparsed = _warn(
-            source,
-            _gold_unparsed(source, judging),
-            "%s: the verifier cannot read the gold answer of %d problems (compared as text): %s",
-        )
-        _warn(
-            source,
-            {s.problem_id for s in source.samples if not s.gold},
-            "%s: %d problems have no gold answer and are not graded: %s",
-        )
+        score.n_gold_unparsed = _warn(source, _gold_unparsed(source, judging), _UNPARSED)
+        _warn(source, {s.problem_id for s in source.samples if not s.gold}, _UNGRADED)
         scores.append(score)
+    stats = CacheStats.model_construct(
+        files=[str(c) for c in caches],
+        hits=judging.hits,
+        new=len(judging.tasks),
+        timeouts=sum(judging.known[p]["strict"].status == "timeout" for p in judging.tasks),
+    )
     kinds = sorted({f.task.kind for f in files})
     report = ScoreReport.model_construct(
         tasks=scores,
@@ -174,15 +171,13 @@ def _verify(
     judging: _Judging,
     cache: VerdictCache,
     options: EvalOptions,
-    stats: CacheStats,
-    cached: int,
+    samples: int,
     progress: ProgressFn | None,
 ) -> None:
-    """Verify the pending pairs in worker processes; each verdict is cached as it comes.
-    `cached`: the samples judged without verifying."""
+    """Verify the pending pairs in worker processes; each verdict is cached as it comes."""
     by_key = {task.key: pair for pair, task in judging.tasks.items()}
     waiting = sum(judging.waiting.values())
-    verified = 0
+    cached, verified = samples - waiting, 0
     if progress:
         progress(0, cached, waiting)
 
@@ -206,8 +201,6 @@ def _verify(
         crashed = result.status == "error" and result.detail == WORKER_DIED
         for verdict in judging.known[pair].values():
             cache.add(verdict, [] if crashed else list(judging.wanted_by[pair]), new=True)
-        stats.new += 1
-        stats.timeouts += result.status == "timeout"
         verified += judging.waiting[pair]
         if progress:
             progress(verified, cached, waiting - verified)
