@@ -1,8 +1,6 @@
-"""Inputs of `eval`: read the rows of a generation file into slim samples.
-
-Rows are ours (`Generation`) or upstream LLMEval's (`prompt`, `answer`, `gen` as a string or
-a one-element list, optional `doc_id`/`sample_index`). Big texts are dropped after extraction.
-"""
+"""Inputs of `eval`: read the rows of a generation file into slim samples. Rows are ours
+(`Generation`) or upstream LLMEval's (`prompt`, `answer`, `gen` as a string or a one-element
+list, optional `doc_id`/`sample_index`). Big texts are dropped after extraction."""
 
 from __future__ import annotations
 
@@ -64,8 +62,7 @@ class InputFile:
 
 
 def _text(value: Any, what: str, path: Path, lineno: int) -> str:
-    """A text field as text: numbers (27, 27.0) and one-element lists are unwrapped; None is
-    empty."""
+    """A text field as text: numbers (27, 27.0) and one-element lists unwrapped, None empty."""
     if value is None:
         return ""
     if isinstance(value, list):

@@ -1,8 +1,6 @@
 """Pure statistics over per-sample outcomes: avg@n, both standard errors, pass@k, maj@k.
-
 Problems are the unit: every figure is a mean over problems of a per-problem figure.
-Formulas are written out in the README section "eval".
-"""
+Formulas are written out in the README section "eval"."""
 
 from __future__ import annotations
 

@@ -61,8 +61,7 @@ class EvalOptions:
 
 @dataclass
 class EvalResult:
-    """The files read, each sample's status under the chosen policy (parallel to
-    `files[i].samples`), and the scores."""
+    """The files read, each sample's status under the chosen policy, and the scores."""
 
     files: list[InputFile]
     statuses: list[list[str]]

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
 from fractions import Fraction
+from functools import lru_cache
 
 from llmeval.evaluate.extract import canonical_answer
 from llmeval.evaluate.inputs import InputFile, Sample
@@ -24,6 +25,7 @@ from llmeval.verify.policy import rational_value
 _DECIMAL = re.compile(r"-?(?:\d{1,60}\.\d{0,60}|\.\d{1,60})")
 
 
+@lru_cache(maxsize=65536)  # samples repeat answers
 def vote_class(pred: str) -> str:
     """An answer's class in maj@k: its normal form (`canonical_answer`), and for an integer,
     integer fraction or terminating decimal its exact value, so `\\frac{2}{4}`, `1/2`, `0.5`
@@ -35,20 +37,15 @@ def vote_class(pred: str) -> str:
     return text if value is None else str(value)
 
 
-def outcome(sample: Sample, status: str, votes: dict[str, str]) -> Outcome:
-    """A judged sample for the statistics; a cut-off output does not vote in maj@k. `votes`
-    memoizes the vote of each answer (samples repeat answers)."""
-    vote = None
-    if sample.pred is not None and not sample.truncated:
-        vote = votes.get(sample.pred)
-        if vote is None:
-            vote = votes[sample.pred] = vote_class(sample.pred)
+def outcome(sample: Sample, status: str) -> Outcome:
+    """A judged sample for the statistics; a cut-off output does not vote in maj@k."""
+    voting = sample.pred is not None and not sample.truncated
     return Outcome(
         problem_id=sample.problem_id,
         sample_idx=sample.sample_idx,
         status=status,
         truncated=sample.truncated,
-        vote=vote,
+        vote=vote_class(sample.pred) if voting else None,
         completion_tokens=sample.completion_tokens,
     )
 
@@ -112,9 +109,8 @@ def accuracy(source: InputFile, statuses: Sequence[str]) -> float | None:
 
 def task_score(source: InputFile, statuses: Sequence[str]) -> TaskScore:
     """The figures of one file, given each sample's verdict status (same order as samples)."""
-    votes: dict[str, str] = {}
     pairs = list(zip(source.samples, statuses, strict=True))
-    outs = [outcome(s, st, votes) for s, st in pairs if st != "ungraded"]
+    outs = [outcome(s, st) for s, st in pairs if st != "ungraded"]
     groups = group_by_problem(outs)
     by_sample = {(s.problem_id, s.sample_idx): s for s in source.samples}
     n = max([len(g) for g in groups.values()] + [source.spec_n or 0])

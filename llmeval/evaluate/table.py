@@ -71,9 +71,9 @@ def score_table(report: ScoreReport, width: int = 150) -> Table:
     return table
 
 
-def print_report(report: ScoreReport, console: Console | None = None) -> None:
+def print_report(report: ScoreReport) -> None:
     """Print the score table, accuracy by subject and by level (MATH-500), the cache line."""
-    console = console or Console(width=None if sys.stdout.isatty() else 150)
+    console = Console(width=None if sys.stdout.isatty() else 150)
     console.print(score_table(report, console.width))
     for score in report.tasks:
         for label, groups in (("subject", score.by_subject), ("level", score.by_level)):
@@ -96,8 +96,7 @@ def print_report(report: ScoreReport, console: Console | None = None) -> None:
 
 
 def export_verdicts(path: Path, result: EvalResult) -> None:
-    """One JSON line per sample (`--export-verdicts`), written whole (`atomic_file`: an
-    earlier export stays if writing fails)."""
+    """One JSON line per sample (`--export-verdicts`), written whole (`atomic_file`)."""
     with atomic_file(path) as out:
         for f, (source, statuses) in enumerate(zip(result.files, result.statuses, strict=True)):
             for i, (sample, status) in enumerate(zip(source.samples, statuses, strict=True)):
