@@ -226,7 +226,7 @@ def _statuses(source: InputFile, judging: _Judging, policy: Policy) -> list[str]
 def _gold_unparsed(source: InputFile, judging: _Judging) -> set[str]:
     """The problems whose gold the verifier could not read (judged by text alone)."""
     kind = source.task.kind
-    found = ((s, judging.known.get((kind, s.gold, s.answer or ""))) for s in source.samples)
+    found = ((s, judging.known.get((kind, s.gold, s.answer))) for s in source.samples)
     return {s.problem_id for s, v in found if v and v["strict"].detail == GOLD_UNPARSED}
 
 
