@@ -92,12 +92,12 @@ class _RowReader:
         prompt = row.get("prompt")
         starts_in_think = isinstance(prompt, str) and prompt.rstrip().endswith(THINK_OPEN)
         reasoning = row.get("reasoning") or row.get("reasoning_content")
-        texts = (gen, reasoning if isinstance(reasoning, str) else None, starts_in_think)
+        output = (gen, reasoning if isinstance(reasoning, str) else None, starts_in_think)
         truncated = row.get("finish_reason") in TRUNCATED_REASONS
-        pred = extract_choice(*texts) if self.task.kind == "choice" else extract_math(*texts)
+        pred = extract_choice(*output) if self.task.kind == "choice" else extract_math(*output)
         anchored = None  # the lenient policy's answer of a finished math output without a box
         if pred is None and self.task.kind == "math" and not truncated:
-            anchored = extract_anchored(*texts)
+            anchored = extract_anchored(*output)
         usage = row.get("usage")
         tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
         return Sample(

@@ -37,7 +37,6 @@ def judge_files(
     from llmeval.judge.ask import Question, Reply, ask_all
 
     judge = options.judge
-
     found: dict[str, tuple[str | None, str]] = {}  # question key -> (yes/no or None, reply)
     questions: dict[str, Question] = {}
     wanted: dict[str, set[Path]] = {}  # question key -> the cache files wanting its verdict
