@@ -1,8 +1,6 @@
 """Pure text work on model outputs: strip the reasoning, find the final boxed answer or letter.
-
-Cheap and deterministic; the extracted answer (not the whole text) is what gets verified
-and what keys the verdict cache.
-"""
+Cheap and deterministic; the extracted answer (not the whole text) is verified and keys the
+verdict cache."""
 
 from __future__ import annotations
 
@@ -10,7 +8,7 @@ import re
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
-TRUNCATED_REASONS = frozenset({"length", "context_length"})
+TRUNCATED_REASONS = frozenset({"length", "context_length"})  # finish reasons of a cut-off output
 
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
 # Digit groups written with a thin space (10\,000): math-verify reads 10*0.
@@ -33,19 +31,14 @@ def response_text(
     gen: str, reasoning: str | None = None, starts_in_think: bool = False
 ) -> str | None:
     """The text after the reasoning, or None when the output never left the reasoning.
-
     Everything up to the last `</think>` is reasoning. A separate `reasoning` field means
     `gen` already is the answer part. An opened `<think>` (in `gen`, or at the end of the
-    prompt: `starts_in_think`) that is never closed means there is no answer part.
-    """
+    prompt: `starts_in_think`) that is never closed means there is no answer part."""
     cut = gen.rfind(THINK_CLOSE)
     if cut >= 0:
         return gen[cut + len(THINK_CLOSE) :]
-    if reasoning:
-        return gen
-    if starts_in_think or THINK_OPEN in gen:
-        return None
-    return gen
+    unclosed = not reasoning and (starts_in_think or THINK_OPEN in gen)
+    return None if unclosed else gen
 
 
 def _braced(text: str, open_pos: int) -> str | None:
@@ -64,10 +57,8 @@ def _braced(text: str, open_pos: int) -> str | None:
 
 def last_boxed(text: str) -> str | None:
     """Content of the last `\\boxed{...}` / `\\fbox{...}` / `\\boxed x`; None if there is none.
-
     The last box by starting position wins, so nested boxes give the innermost final one.
-    A last box whose braces never close (a cut-off output) gives None: its answer is unknown.
-    """
+    A last box whose braces never close (a cut-off output) gives None: its answer is unknown."""
     # A loop, not recursion (20,000 `\boxedx` must not overflow the stack), and each command
     # searched again only below its own last hit (linear, not quadratic).
     end = len(text)
@@ -94,20 +85,16 @@ def last_boxed(text: str) -> str | None:
 
 
 def clean_math_answer(content: str) -> str | None:
-    """The boxed content as it goes to the verifier; None when empty.
-
-    Whitespace trimmed, a sentence-final period dropped (`42.` -> `42`), thin-space digit
-    groups joined (`10\\,000` -> `10000`). Nothing else: math-verify normalises the rest.
-    """
+    """The boxed content as it goes to the verifier; None when empty. Whitespace trimmed, a
+    sentence-final period dropped (`42.` -> `42`), thin-space digit groups joined
+    (`10\\,000` -> `10000`). Nothing else: math-verify normalises the rest."""
     answer = content.strip()
     end = len(answer)  # an index, not repeated slicing: `1 . . . .` x 500k stays linear
     while end and answer[end - 1] == "." and answer[end - 2 : end] != "\\.":
         end -= 1
         while end and answer[end - 1].isspace():
             end -= 1
-    answer = answer[:end]
-    answer = _THIN_SPACE_GROUP.sub("", answer)
-    return answer or None
+    return _THIN_SPACE_GROUP.sub("", answer[:end]) or None
 
 
 def extract_math(
@@ -151,31 +138,24 @@ def extract_anchored(
     if last is None:
         return None
     rest = text[last.end() :].lstrip(" \t:*")
-    line = rest if rest.startswith("$$") else rest.split("\n", 1)[0]
-    span = _MATH_SPAN.match(line[:2000])
+    line = (rest if rest.startswith("$$") else rest.split("\n", 1)[0])[:2000]
+    span = _MATH_SPAN.match(line)
     if span:
         answer = span.group(1) or span.group(2)
     else:
-        cut = _SENTENCE_END.search(line[:2000])
-        answer = line[: cut.start()] if cut else line[:2000]
+        cut = _SENTENCE_END.search(line)
+        answer = line[: cut.start()] if cut else line
     answer = clean_math_answer(answer.strip().strip("*")) or ""
     return answer if 0 < len(answer) <= 1000 else None
-
-
-def _letters(text: str) -> list[str]:
-    """Distinct standalone letters A-D in `text`, in order of first appearance."""
-    return list(dict.fromkeys(_LETTER.findall(_TEXT_WRAPPER.sub(r"\1", text))))
 
 
 def extract_choice(
     gen: str, reasoning: str | None = None, starts_in_think: bool = False
 ) -> str | None:
     """The chosen letter of a multiple-choice output; None when there is none.
-
     The last box decides (`\\boxed{C}`, `\\boxed{\\text{C}}`, `\\boxed{(C)}`); without a box,
     the last "Answer: C". Several different letters give them all joined ("A,C"): wrong.
-    A box without any letter gives its content (wrong, but an answer).
-    """
+    A box without any letter gives its content (wrong, but an answer)."""
     text = response_text(gen, reasoning, starts_in_think)
     if text is None:
         return None
@@ -185,10 +165,9 @@ def extract_choice(
         if not found:
             return None
         content = found[-1]
-    letters = _letters(content)
-    if not letters:
-        return content.strip() or None
-    return ",".join(letters)
+    # the distinct letters, in order of first appearance
+    letters = dict.fromkeys(_LETTER.findall(_TEXT_WRAPPER.sub(r"\1", content)))
+    return ",".join(letters) if letters else content.strip() or None
 
 
 def canonical_answer(answer: str) -> str:
@@ -198,8 +177,3 @@ def canonical_answer(answer: str) -> str:
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     text = _SPACING.sub("", text)
     return _LEADING_ZEROS.sub("", text)
-
-
-def is_truncated(finish_reason: str | None) -> bool:
-    """Whether the server stopped the output at the token or context limit."""
-    return finish_reason in TRUNCATED_REASONS

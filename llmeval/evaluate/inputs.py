@@ -1,8 +1,6 @@
-"""Inputs of `eval`: read the rows of a generation file into slim samples.
-
-Rows are ours (`Generation`) or upstream LLMEval's (`prompt`, `answer`, `gen` as a string or
-a one-element list, optional `doc_id`/`sample_index`). Big texts are dropped after extraction.
-"""
+"""Inputs of `eval`: read the rows of a generation file into slim samples. Rows are ours
+(`Generation`) or upstream LLMEval's (`prompt`, `answer`, `gen` as a string or a one-element
+list, optional `doc_id`/`sample_index`). Big texts are dropped after extraction."""
 
 from __future__ import annotations
 
@@ -16,10 +14,10 @@ from typing import Any
 from llmeval.errors import InputError
 from llmeval.evaluate.extract import (
     THINK_OPEN,
+    TRUNCATED_REASONS,
     extract_anchored,
     extract_choice,
     extract_math,
-    is_truncated,
 )
 from llmeval.evaluate.files import META_FIELDS, problem_meta, read_spec, resolve_task
 from llmeval.files import read_dicts
@@ -43,9 +41,12 @@ class Sample:
 
     @property
     def answer(self) -> str | None:
-        """The answer shown and judged under the lenient policy: the boxed one, else the
-        anchored one."""
+        """The answer under the lenient policy: the boxed one, else the anchored one."""
         return self.pred if self.pred is not None else self.anchored
+
+    def answer_for(self, policy: str) -> str | None:
+        """The answer a policy judges: the boxed one; under lenient, else the anchored one."""
+        return self.answer if policy == "lenient" else self.pred
 
 
 @dataclass
@@ -61,8 +62,7 @@ class InputFile:
 
 
 def _text(value: Any, what: str, path: Path, lineno: int) -> str:
-    """A text field as text: numbers (27, 27.0) and one-element lists are unwrapped; None is
-    empty."""
+    """A text field as text: numbers (27, 27.0) and one-element lists unwrapped, None empty."""
     if value is None:
         return ""
     if isinstance(value, list):
@@ -71,7 +71,7 @@ def _text(value: Any, what: str, path: Path, lineno: int) -> str:
         value = value[0]
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise InputError(path, f"{what}: expected text, got {type(value).__name__}", line=lineno)
-    return value if isinstance(value, str) else str(value)
+    return str(value)
 
 
 class _RowReader:
@@ -92,15 +92,14 @@ class _RowReader:
         prompt = row.get("prompt")
         starts_in_think = isinstance(prompt, str) and prompt.rstrip().endswith(THINK_OPEN)
         reasoning = row.get("reasoning") or row.get("reasoning_content")
-        reasoning = reasoning if isinstance(reasoning, str) else None
-        extract = extract_choice if self.task.kind == "choice" else extract_math
+        output = (gen, reasoning if isinstance(reasoning, str) else None, starts_in_think)
+        truncated = row.get("finish_reason") in TRUNCATED_REASONS
+        pred = extract_choice(*output) if self.task.kind == "choice" else extract_math(*output)
+        anchored = None  # the lenient policy's answer of a finished math output without a box
+        if pred is None and self.task.kind == "math" and not truncated:
+            anchored = extract_anchored(*output)
         usage = row.get("usage")
         tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
-        truncated = is_truncated(row.get("finish_reason"))
-        pred = extract(gen, reasoning, starts_in_think)
-        anchored = None
-        if pred is None and self.task.kind == "math" and not truncated:
-            anchored = extract_anchored(gen, reasoning, starts_in_think)
         return Sample(
             problem_id=problem_id,
             sample_idx=sample_idx,
@@ -162,16 +161,15 @@ def read_input(
             continue
         seen[pair] = lineno
         result.samples.append(sample)
-        if sample.problem_id not in result.prompts and isinstance(row.get("prompt"), str):
-            result.prompts[sample.problem_id] = row["prompt"]
+        if isinstance(row.get("prompt"), str):
+            result.prompts.setdefault(sample.problem_id, row["prompt"])
     if not result.samples:
         raise InputError(path, "no samples in the file (empty)")
     if not any(s.gold for s in result.samples):
         raise InputError(path, f"no row has a gold answer ({answer_key!r})")
     if result.duplicates:
+        count = result.duplicates
         log.warning(
-            "%s; %d repeated (problem, sample) rows, each counted once",
-            first_repeat,
-            result.duplicates,
+            "%s; %d repeated (problem, sample) rows, each counted once", first_repeat, count
         )
     return result

@@ -1,14 +1,14 @@
-"""Pure statistics over per-sample outcomes: avg@n, both standard errors, pass@k, maj@k, counts.
-
+"""Pure statistics over per-sample outcomes: avg@n, both standard errors, pass@k, maj@k.
 Problems are the unit: every figure is a mean over problems of a per-problem figure.
-Formulas are written out in the README section "eval".
-"""
+Formulas are written out in the README section "eval"."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+_CORRECT = "\x00correct"  # the one class of every correct answer in a vote
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,13 +27,16 @@ class Outcome:
         """Only a verified-correct answer of an output that was not cut off counts."""
         return self.status == "correct" and not self.truncated
 
+    @property
+    def label(self) -> str | None:
+        """Its class in a vote: `_CORRECT`, its vote, or None (it abstains)."""
+        return None if self.vote is None else _CORRECT if self.correct else self.vote
+
 
 def ks_up_to(n: int) -> list[int]:
     """k = 1, 2, 4, ... up to n, and n itself."""
-    ks = [1 << i for i in range(max(n, 1).bit_length()) if (1 << i) <= n]
-    if n >= 1 and ks[-1] != n:
-        ks.append(n)
-    return ks
+    ks = [1 << i for i in range(n.bit_length())]
+    return [*ks, n] if ks and ks[-1] != n else ks
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -45,53 +48,37 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.prod((n - c - i) / (n - i) for i in range(k))
 
 
-def majority_winner(block: Sequence[Outcome]) -> Outcome | None:
-    """The first sample of the class that wins the vote in `block` (ordered by sample_idx);
-    None if nobody votes.
-
-    Correct answers form one class; the others vote by their class. Samples without a vote
-    abstain. Ties go to the class whose first vote comes earliest (lowest sample_idx).
-    """
-    labels = [_label(o) for o in block]  # callers pass blocks in sample_idx order
-    winner = _winning_class(labels)
-    return None if winner is None else block[labels.index(winner)]
-
-
-_CORRECT = "\x00correct"
-
-
-def _label(out: Outcome) -> str | None:
-    """A sample's class in the vote: `_CORRECT`, its vote, or None (it abstains)."""
-    return None if out.vote is None else _CORRECT if out.correct else out.vote
-
-
 def _winning_class(labels: Sequence[str | None]) -> str | None:
     """The most frequent class; ties to the one voted first; None if nobody votes."""
-    counts: dict[str, int] = {}  # insertion order = order of first vote
+    counts: dict[str, int] = {}  # insertion order = order of first vote (faster than a Counter)
     for label in labels:
         if label is not None:
             counts[label] = counts.get(label, 0) + 1
     return max(counts, key=counts.__getitem__) if counts else None  # max: the first of a tie
 
 
+def majority_winner(block: Sequence[Outcome]) -> Outcome | None:
+    """The first sample of the class that wins the vote in `block` (in sample_idx order); None
+    if nobody votes. Correct answers form one class, the others vote by their class, samples
+    without a vote abstain; ties go to the class whose first vote comes earliest."""
+    labels = [o.label for o in block]
+    winner = _winning_class(labels)
+    return None if winner is None else block[labels.index(winner)]
+
+
 def maj_at_k(samples: Sequence[Outcome], k: int) -> float:
     """maj@k of one problem: the mean over the disjoint blocks of k consecutive samples
     (by sample_idx; a last partial block is left out) of whether the block's majority is right."""
-    return _maj_of_labels(_labels(samples), k)
-
-
-def _labels(samples: Sequence[Outcome]) -> list[str | None]:
-    """Each sample's class (`_label`) in sample_idx order."""
-    return [_label(o) for o in sorted(samples, key=lambda o: o.sample_idx)]
+    return _maj_of_labels([o.label for o in sorted(samples, key=lambda o: o.sample_idx)], k)
 
 
 def _maj_of_labels(labels: list[str | None], k: int) -> float:
-    """`maj_at_k` over precomputed labels."""
-    if k == 1 and labels:  # each sample is its own block: right iff it votes and is correct
-        return labels.count(_CORRECT) / len(labels)
+    """`maj_at_k` over the samples' labels in sample_idx order."""
     blocks = len(labels) // k
     if not blocks:
         raise ValueError(f"maj@{k} needs at least {k} samples")
+    if k == 1:  # each sample is its own block: right iff it votes and is correct
+        return labels.count(_CORRECT) / blocks
     starts = range(0, blocks * k, k)
     return sum(_winning_class(labels[i : i + k]) == _CORRECT for i in starts) / blocks
 
@@ -108,9 +95,7 @@ def clustered_stderr(fractions: Sequence[float]) -> float | None:
 
 def sample_stderr(fractions: Sequence[float], sizes: Sequence[int]) -> float | None:
     """Run-to-run error with the problems fixed: sqrt(sum_i p_i(1-p_i)/(n_i-1)) / P.
-
-    Problems with a single sample add nothing (their variance cannot be estimated).
-    """
+    Problems with a single sample add nothing (their variance cannot be estimated)."""
     if not fractions:
         return None
     total = sum(p * (1 - p) / (n - 1) for p, n in zip(fractions, sizes, strict=True) if n > 1)
@@ -148,19 +133,15 @@ def summarize(groups: dict[str, list[Outcome]]) -> Summary:
     if not fractions:
         return Summary(len(groups), None, None, None, {}, {})
     ks = ks_up_to(min(sizes))
-    passes = {
-        str(k): _mean([pass_at_k(n, c, k) for n, c in zip(sizes, corrects, strict=True)])
-        for k in ks
-    }
-    labels = [_labels(s) for s in present]
-    majs = {str(k): _mean([_maj_of_labels(lab, k) for lab in labels]) for k in ks}
+    counts = list(zip(sizes, corrects, strict=True))
+    labels = [[o.label for o in s] for s in present]  # once for every k
     return Summary(
         n_problems=len(groups),
         accuracy=_mean(fractions),
         stderr=clustered_stderr(fractions),
         sample_stderr=sample_stderr(fractions, sizes),
-        pass_at_k=passes,
-        maj_at_k=majs,
+        pass_at_k={str(k): _mean([pass_at_k(n, c, k) for n, c in counts]) for k in ks},
+        maj_at_k={str(k): _mean([_maj_of_labels(lab, k) for lab in labels]) for k in ks},
     )
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from llmeval import __version__
 from llmeval.evaluate.files import discover
-from llmeval.evaluate.inputs import InputFile, Sample, read_input
+from llmeval.evaluate.inputs import InputFile, read_input
 from llmeval.evaluate.judged import Judged, judge_files, judge_score
 from llmeval.evaluate.scoring import accuracy, task_score
 from llmeval.records import CacheStats, ScoreReport, Verdict
@@ -34,6 +34,8 @@ log = logging.getLogger("llmeval")
 ProgressFn = Callable[[int, int, int], None]
 DEFAULT_TIMEOUT_S = 20.0
 Pair = tuple[str, str, str]  # (answer kind, gold, extracted answer)
+_UNPARSED = "%s: the verifier cannot read the gold answer of %d problems (compared as text): %s"
+_UNGRADED = "%s: %d problems have no gold answer and are not graded: %s"
 
 
 @dataclass(frozen=True)
@@ -52,11 +54,14 @@ class EvalOptions:
     policy: Policy = "strict"
     judge: Any = None  # a `judge.ask.JudgeOptions`: ask an LLM judge about rule misses
 
+    def cache_file(self, path: Path) -> Path | None:
+        """The verdict cache of a generation file (None: no cache)."""
+        return (self.cache or cache_path_for(path)) if self.use_cache else None
+
 
 @dataclass
 class EvalResult:
-    """The files read, each sample's status under the chosen policy (parallel to
-    `files[i].samples`), and the scores."""
+    """The files read, each sample's status under the chosen policy, and the scores."""
 
     files: list[InputFile]
     statuses: list[list[str]]
@@ -66,102 +71,72 @@ class EvalResult:
 
 @dataclass
 class _Judging:
-    """Verdicts known so far per distinct pair and policy, and the pairs left to verify with
-    the cache files wanting them and the samples waiting on them."""
+    """Verdicts known so far per distinct pair and policy; the pairs left to verify, with the
+    cache files wanting their verdicts and the samples waiting on them."""
 
     known: dict[Pair, dict[str, Verdict]] = field(default_factory=dict)
     tasks: dict[Pair, VerifyTask] = field(default_factory=dict)
-    wanted_by: dict[Pair, list[Path]] = field(default_factory=dict)
-    waiting: dict[Pair, int] = field(default_factory=dict)
+    wanted_by: dict[Pair, set[Path]] = field(default_factory=dict)
+    waiting: Counter[Pair] = field(default_factory=Counter)
     hits: int = 0
 
 
-def answer_for(sample: Sample, policy: Policy) -> str | None:
-    """The answer a policy judges: the boxed one; under lenient, else the anchored one."""
-    return sample.answer if policy == "lenient" else sample.pred
-
-
-def read_all(options: EvalOptions, paths: list[Path]) -> list[InputFile]:
-    """Read every input file, several at once."""
-    keys = (options.task, options.answer_key, options.response_key)
-    if len(paths) == 1:
-        return [read_input(paths[0], *keys)]
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=min(4, len(paths))) as pool:
-        return list(pool.map(lambda p: read_input(p, *keys), paths))
-
-
-def _cache_file(options: EvalOptions, path: Path) -> Path | None:
-    if not options.use_cache:
-        return None
-    return options.cache or cache_path_for(path)
-
-
 def _collect(files: list[InputFile], options: EvalOptions, cache: VerdictCache) -> _Judging:
-    """Every distinct pair the samples need, judged from the cache or quickly where possible.
-    A sample needs one pair: its boxed answer, else (lenient) its anchored one."""
+    """Every distinct pair the samples need: judged by a quick rule or from the cache, else
+    queued for the verifier. A sample needs one pair: its boxed answer, else its anchored one."""
     judging = _Judging()
     for source in files:
-        cache_file = _cache_file(options, source.path)
+        cache_file = options.cache_file(source.path)
+        wants = [cache_file] if cache_file else []
         kind = source.task.kind
-        pairs = Counter(
+        pairs: Counter[Pair] = Counter(
             (kind, s.gold, s.answer) for s in source.samples if s.gold and s.answer is not None
         )
         for pair, count in pairs.items():
-            _need(judging, pair, cache, cache_file)  # type: ignore[arg-type]
+            if pair not in judging.known and pair not in judging.tasks:
+                _look_up(judging, pair, cache)
             if pair in judging.tasks:
-                judging.waiting[pair] += count  # type: ignore[index]
+                judging.wanted_by[pair].update(wants)
+                judging.waiting[pair] += count
+                continue
+            for verdict in judging.known[pair].values():
+                if verdict.key:  # a no-op unless this file's cache lacks it
+                    cache.add(verdict, wants)
     return judging
 
 
-def _need(judging: _Judging, pair: Pair, cache: VerdictCache, cache_file: Path | None) -> None:
-    """Judge `pair` from a quick rule or the cache, else queue it for the verifier."""
-    if pair in judging.tasks:
-        if cache_file and cache_file not in judging.wanted_by[pair]:
-            judging.wanted_by[pair].append(cache_file)
+def _look_up(judging: _Judging, pair: Pair, cache: VerdictCache) -> None:
+    """Judge a new pair by a quick rule or from the cache, else queue it for the verifier."""
+    quick = quick_status(*pair)
+    if quick is not None:
+        judging.known[pair] = {p: Verdict.model_construct(key="", status=quick) for p in POLICIES}
         return
-    known = judging.known.get(pair)
-    if known is None:
-        quick = quick_status(*pair)
-        if quick is not None:
-            judging.known[pair] = {
-                p: Verdict.model_construct(key="", status=quick) for p in POLICIES
-            }
-            return
-        hits = {p: cache.get(verdict_key(*pair, p)) for p in POLICIES}
-        if None in hits.values():
-            judging.tasks[pair] = VerifyTask(verdict_key(*pair, "strict"), *pair)
-            judging.wanted_by[pair] = [cache_file] if cache_file else []
-            judging.waiting[pair] = 0
-            return
-        known = judging.known[pair] = hits  # type: ignore[assignment]
+    hits = {p: cache.get(verdict_key(*pair, p)) for p in POLICIES}
+    if None in hits.values():
+        judging.tasks[pair] = VerifyTask(verdict_key(*pair, "strict"), *pair)
+        judging.wanted_by[pair] = set()
+    else:
+        judging.known[pair] = hits  # type: ignore[assignment]
         judging.hits += 1
-    if cache_file is not None:
-        for verdict in known.values():
-            if verdict.key:
-                cache.add(verdict, [cache_file])  # a no-op unless this file's cache lacks it
 
 
 def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalResult:
     """Judge every sample of every file under both policies and score each file."""
     paths = discover(options.paths)
-    caches = sorted({c for p in paths if (c := _cache_file(options, p))})
+    caches = sorted({c for p in paths if (c := options.cache_file(p))})
     if not options.use_cache or not all(c.exists() for c in caches):
         prestart()  # probably cold: the verifier boots while the files are read
-    files = read_all(options, paths)
+    keys = (options.task, options.answer_key, options.response_key)
+    files = [read_input(path, *keys) for path in paths]
     cache = VerdictCache(caches, options.timeout_s)
     judged = None
     try:
         judging = _collect(files, options, cache)
-        stats = CacheStats.model_construct(files=[str(c) for c in caches], hits=judging.hits)
-        _verify(judging, cache, options, stats, files, progress)
+        _verify(judging, cache, options, sum(len(f.samples) for f in files), progress)
         statuses = {p: [_statuses(f, judging, p) for f in files] for p in POLICIES}
         chosen = statuses[options.policy]
         if options.judge is not None:
-            answers = [[answer_for(s, options.policy) for s in f.samples] for f in files]
-            cache_files = [_cache_file(options, f.path) for f in files]
-            judged = judge_files(files, answers, chosen, options.judge, cache, cache_files)
+            judged = judge_files(files, chosen, options, cache)
         cache.mark_current()
     finally:
         cache.close()
@@ -171,12 +146,15 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         if judged is not None:
             score.judge = judge_score(options.judge.model, source, chosen[i], judged.samples[i])
         score.policies = {p: accuracy(source, statuses[p][i]) for p in POLICIES}
-        score.n_gold_unparsed = _warn_gold_unparsed(source, judging)
-        if score.n_ungraded:
-            ids = sorted({s.problem_id for s in source.samples if not s.gold})
-            log.warning("%s: %d problems have no gold answer and are not graded: %s",
-                        source.path, len(ids), ", ".join(ids[:20]))  # fmt: skip
+        score.n_gold_unparsed = _warn(source, _gold_unparsed(source, judging), _UNPARSED)
+        _warn(source, {s.problem_id for s in source.samples if not s.gold}, _UNGRADED)
         scores.append(score)
+    stats = CacheStats.model_construct(
+        files=[str(c) for c in caches],
+        hits=judging.hits,
+        new=len(judging.tasks),
+        timeouts=sum(judging.known[p]["strict"].status == "timeout" for p in judging.tasks),
+    )
     kinds = sorted({f.task.kind for f in files})
     report = ScoreReport.model_construct(
         tasks=scores,
@@ -192,37 +170,39 @@ def _verify(
     judging: _Judging,
     cache: VerdictCache,
     options: EvalOptions,
-    stats: CacheStats,
-    files: list[InputFile],
+    samples: int,
     progress: ProgressFn | None,
 ) -> None:
     """Verify the pending pairs in worker processes; each verdict is cached as it comes."""
     by_key = {task.key: pair for pair, task in judging.tasks.items()}
     waiting = sum(judging.waiting.values())
-    done = {"verified": 0, "cached": sum(len(f.samples) for f in files) - waiting}
+    cached, verified = samples - waiting, 0
     if progress:
-        progress(0, done["cached"], waiting)
+        progress(0, cached, waiting)
 
     def on_result(result: VerifyResult) -> None:
+        nonlocal verified
         pair = by_key[result.key]
         timeout_s = options.timeout_s if result.status == "timeout" else None
-        verdicts = {}
         statuses = (result.status, result.lenient or result.status)
-        for policy, status in zip(POLICIES, statuses, strict=True):
-            verdicts[policy] = Verdict(
-                key=verdict_key(*pair, policy), status=status,  # type: ignore[arg-type]
-                pred=pair[2], gold=pair[1], detail=result.detail, timeout_s=timeout_s,
-            )  # fmt: skip
-        judging.known[pair] = verdicts
+        judging.known[pair] = {
+            policy: Verdict(
+                key=verdict_key(*pair, policy),
+                status=status,
+                pred=pair[2],
+                gold=pair[1],
+                detail=result.detail,
+                timeout_s=timeout_s,
+            )
+            for policy, status in zip(POLICIES, statuses, strict=True)
+        }
         # a crashed worker may be the machine's fault (OOM killer): remembered, not cached
         crashed = result.status == "error" and result.detail == WORKER_DIED
-        for verdict in verdicts.values():
-            cache.add(verdict, [] if crashed else judging.wanted_by[pair], new=True)
-        stats.new += 1
-        stats.timeouts += result.status == "timeout"
-        done["verified"] += judging.waiting[pair]
+        for verdict in judging.known[pair].values():
+            cache.add(verdict, [] if crashed else list(judging.wanted_by[pair]), new=True)
+        verified += judging.waiting[pair]
         if progress:
-            progress(done["verified"], done["cached"], waiting - done["verified"])
+            progress(verified, cached, waiting - verified)
 
     if judging.tasks:
         pool = VerifyPool(options.workers, options.timeout_s, options.memory_mb)
@@ -233,7 +213,7 @@ def _statuses(source: InputFile, judging: _Judging, policy: Policy) -> list[str]
     """Each sample's status under `policy`: its verdict, `no_answer`, or `ungraded`."""
     kind, out = source.task.kind, []
     for sample in source.samples:
-        answer = answer_for(sample, policy)
+        answer = sample.answer_for(policy)
         if not sample.gold:
             out.append("ungraded")
         elif answer is None:
@@ -243,14 +223,16 @@ def _statuses(source: InputFile, judging: _Judging, policy: Policy) -> list[str]
     return out
 
 
-def _warn_gold_unparsed(source: InputFile, judging: _Judging) -> int:
-    """How many problems' golds the verifier could not read (judged by text alone), named."""
+def _gold_unparsed(source: InputFile, judging: _Judging) -> set[str]:
+    """The problems whose gold the verifier could not read (judged by text alone)."""
     kind = source.task.kind
-    found = ((s, judging.known.get((kind, s.gold, s.answer or ""))) for s in source.samples)
-    ids = sorted({s.problem_id for s, v in found if v and v["strict"].detail == GOLD_UNPARSED})
+    found = ((s, judging.known.get((kind, s.gold, s.answer))) for s in source.samples)
+    return {s.problem_id for s, v in found if v and v["strict"].detail == GOLD_UNPARSED}
+
+
+def _warn(source: InputFile, problem_ids: set[str], message: str) -> int:
+    """Log `message` (the file, the count, the first 20 problems) if there are any; the count."""
+    ids = sorted(problem_ids)
     if ids:
-        log.warning(
-            "%s: the verifier cannot read the gold answer of %d problems (compared as text): %s",
-            source.path, len(ids), ", ".join(ids[:20]),
-        )  # fmt: skip
+        log.warning(message, source.path, len(ids), ", ".join(ids[:20]))
     return len(ids)

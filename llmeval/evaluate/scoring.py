@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import asdict
 from fractions import Fraction
+from functools import lru_cache
 
 from llmeval.evaluate.extract import canonical_answer
 from llmeval.evaluate.inputs import InputFile, Sample
@@ -23,6 +25,7 @@ from llmeval.verify.policy import rational_value
 _DECIMAL = re.compile(r"-?(?:\d{1,60}\.\d{0,60}|\.\d{1,60})")
 
 
+@lru_cache(maxsize=65536)  # samples repeat answers
 def vote_class(pred: str) -> str:
     """An answer's class in maj@k: its normal form (`canonical_answer`), and for an integer,
     integer fraction or terminating decimal its exact value, so `\\frac{2}{4}`, `1/2`, `0.5`
@@ -34,50 +37,49 @@ def vote_class(pred: str) -> str:
     return text if value is None else str(value)
 
 
-def outcome(sample: Sample, status: str, votes: dict[str, str]) -> Outcome:
-    """A judged sample for the statistics; a cut-off output does not vote in maj@k. `votes`
-    memoizes the vote of each answer (samples repeat answers)."""
-    vote = None
-    if sample.pred is not None and not sample.truncated:
-        vote = votes.get(sample.pred)
-        if vote is None:
-            vote = votes[sample.pred] = vote_class(sample.pred)
+def outcome(sample: Sample, status: str) -> Outcome:
+    """A judged sample for the statistics; a cut-off output does not vote in maj@k."""
+    voting = sample.pred is not None and not sample.truncated
     return Outcome(
         problem_id=sample.problem_id,
         sample_idx=sample.sample_idx,
         status=status,
         truncated=sample.truncated,
-        vote=vote,
+        vote=vote_class(sample.pred) if voting else None,
         completion_tokens=sample.completion_tokens,
     )
+
+
+def _counts(outs: list[Outcome]) -> dict[str, int]:
+    """The sample counts a problem and a task both report."""
+    statuses = Counter(o.status for o in outs)
+    return {
+        "n_correct": sum(o.correct for o in outs),
+        "n_no_answer": statuses["no_answer"],
+        "n_timeout": statuses["timeout"],
+        "n_error": statuses["error"],
+        "n_truncated": sum(o.truncated for o in outs),
+    }
 
 
 def _problem(
     pid: str, outs: list[Outcome], by_sample: dict[tuple[str, int], Sample], n: int
 ) -> ProblemScore:
-    statuses = Counter(o.status for o in outs)
+    counts = _counts(outs)
     winner = majority_winner(outs)
     meta = by_sample[(pid, outs[0].sample_idx)].meta
-    correct = sum(o.correct for o in outs)
+    subject, level = meta.get("subject"), meta.get("level")
     return ProblemScore.model_construct(
         problem_id=pid,
         n_samples=len(outs),
-        n_correct=correct,
-        accuracy=correct / len(outs),
+        accuracy=counts["n_correct"] / len(outs),
         n_missing=max(0, n - len(outs)),
-        n_no_answer=statuses["no_answer"],
-        n_timeout=statuses["timeout"],
-        n_error=statuses["error"],
-        n_truncated=sum(o.truncated for o in outs),
         majority_answer=by_sample[(pid, winner.sample_idx)].pred if winner else None,
         majority_correct=winner is not None and winner.correct,
-        subject=_str(meta.get("subject")),
-        level=_str(meta.get("level")),
+        subject=None if subject is None else str(subject),
+        level=None if level is None else str(level),
+        **counts,
     )
-
-
-def _str(value: object) -> str | None:
-    return None if value is None else str(value)
 
 
 def _groups(problems: list[ProblemScore], attr: str) -> dict[str, GroupScore]:
@@ -107,46 +109,32 @@ def accuracy(source: InputFile, statuses: Sequence[str]) -> float | None:
 
 def task_score(source: InputFile, statuses: Sequence[str]) -> TaskScore:
     """The figures of one file, given each sample's verdict status (same order as samples)."""
-    votes: dict[str, str] = {}
     pairs = list(zip(source.samples, statuses, strict=True))
-    outs = [outcome(s, st, votes) for s, st in pairs if st != "ungraded"]
-    ungraded = {s.problem_id for s, st in pairs if st == "ungraded"}
+    outs = [outcome(s, st) for s, st in pairs if st != "ungraded"]
     groups = group_by_problem(outs)
     by_sample = {(s.problem_id, s.sample_idx): s for s in source.samples}
     n = max([len(g) for g in groups.values()] + [source.spec_n or 0])
     problems = [_problem(pid, g, by_sample, n) for pid, g in groups.items()]
-    summary = summarize(groups)
-    counts = Counter(o.status for o in outs)
-    truncated = sum(o.truncated for o in outs)
+    counts = _counts(outs)
+    failed = counts["n_no_answer"] + counts["n_timeout"] + counts["n_error"]
     tokens = [o.completion_tokens for o in outs if o.completion_tokens is not None]
     expected = len(groups) * n
-    n_correct = sum(o.correct for o in outs)
-    n_failed = counts["no_answer"] + counts["timeout"] + counts["error"]
     return TaskScore.model_construct(
         task=source.task.name,
         file=str(source.path),
-        n_problems=len(groups),
         n_samples=n,
         samples_expected=expected,
         samples_scored=len(outs),
         samples_missing=expected - len(outs),
-        accuracy=summary.accuracy,
-        stderr=summary.stderr,
-        sample_stderr=summary.sample_stderr,
-        pass_at_k=summary.pass_at_k,
-        maj_at_k=summary.maj_at_k,
-        n_correct=n_correct,
-        n_incorrect=len(outs) - n_correct - n_failed,
-        n_no_answer=counts["no_answer"],
-        n_timeout=counts["timeout"],
-        n_error=counts["error"],
-        n_truncated=truncated,
+        **asdict(summarize(groups)),  # n_problems, accuracy, stderr, pass@k, maj@k
+        n_incorrect=len(outs) - counts["n_correct"] - failed,
         n_duplicates=source.duplicates,
-        n_ungraded=len(ungraded),
-        truncation_rate=truncated / len(outs) if outs else None,
+        n_ungraded=len({s.problem_id for s, st in pairs if st == "ungraded"}),
+        truncation_rate=counts["n_truncated"] / len(outs) if outs else None,
         mean_completion_tokens=sum(tokens) / len(tokens) if tokens else None,
         complete=bool(outs) and expected == len(outs),
         by_subject=_groups(problems, "subject"),
         by_level=_groups(problems, "level"),
         problems=problems,
+        **counts,
     )

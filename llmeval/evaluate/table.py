@@ -7,7 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
@@ -18,24 +18,16 @@ from llmeval.files import atomic_file
 from llmeval.records import ScoreReport
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
+    from rich.progress import Progress, TaskID
 
 
-def _pct(value: float | None, digits: int = 1) -> str:
-    return "n/a" if value is None else f"{100 * value:.{digits}f}"
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}"
 
 
 def _pct_err(value: float | None, err: float | None) -> str:
     """A percentage with its standard error, when there is one."""
-    if value is None:
-        return "n/a"
-    return _pct(value) if err is None else f"{_pct(value)} ± {_pct(err)}"
-
-
-def _largest_k(report: ScoreReport) -> str | None:
-    """The k of the pass@k column: the largest k all tasks share."""
-    common = set.intersection(*(set(t.pass_at_k) for t in report.tasks)) if report.tasks else set()
-    return max(common, key=int) if common else None
+    return _pct(value) if value is None or err is None else f"{_pct(value)} ± {_pct(err)}"
 
 
 def score_table(report: ScoreReport, width: int = 150) -> Table:
@@ -47,41 +39,42 @@ def score_table(report: ScoreReport, width: int = 150) -> Table:
         collapse_padding=True,
         pad_edge=False,
     )
-    k = _largest_k(report)
+    # the k of the pass@k column: the largest k all tasks share
+    common = set.intersection(*(set(t.pass_at_k) for t in report.tasks)) if report.tasks else set()
+    k = max(common, key=int) if common else None
     with_file = width >= 110
+    judge = any(t.judge for t in report.tasks)
     table.add_column("task", no_wrap=True)
     if with_file:
         table.add_column("file", overflow="fold")
-    judge = any(t.judge for t in report.tasks)
     headers = ("probs", "n", "acc ± se", "strict", "lenient", *(("judge",) if judge else ()))
     for name in (*headers, f"pass@{k or 'k'}", "maj@n", "no-ans", "t/o", "trunc", "complete"):
         table.add_column(name, justify="right", no_wrap=True)
     for score in report.tasks:
-        maj = score.maj_at_k.get(str(score.n_samples)) if score.maj_at_k else None
-        scored = score.samples_scored or 1
-        complete = "yes" if score.complete else f"no, {score.samples_missing} missing"
-        cells = [score.task, Path(score.file).name] if with_file else [score.task]
+        judge_cell = (_pct(score.judge.accuracy if score.judge else None),) if judge else ()
         table.add_row(
-            *cells,
+            score.task,
+            *((Path(score.file).name,) if with_file else ()),
             str(score.n_problems),
             str(score.n_samples),
             _pct_err(score.accuracy, score.stderr),
             _pct(score.policies.get("strict")),
             _pct(score.policies.get("lenient")),
-            *((_pct(score.judge.accuracy if score.judge else None),) if judge else ()),
+            *judge_cell,
             _pct(score.pass_at_k.get(k)) if k else "n/a",
-            _pct(maj),
-            _pct(score.n_no_answer / scored),
+            _pct(score.maj_at_k.get(str(score.n_samples))),
+            _pct(score.n_no_answer / (score.samples_scored or 1)),
             str(score.n_timeout),
             _pct(score.truncation_rate),
-            complete,
+            "yes" if score.complete else f"no, {score.samples_missing} missing",
         )
     return table
 
 
-def group_tables(report: ScoreReport) -> list[Table]:
-    """Accuracy by subject and by level, for tasks that carry them (MATH-500)."""
-    tables = []
+def print_report(report: ScoreReport) -> None:
+    """Print the score table, accuracy by subject and by level (MATH-500), the cache line."""
+    console = Console(width=None if sys.stdout.isatty() else 150)
+    console.print(score_table(report, console.width))
     for score in report.tasks:
         for label, groups in (("subject", score.by_subject), ("level", score.by_level)):
             if not groups:
@@ -92,16 +85,7 @@ def group_tables(report: ScoreReport) -> list[Table]:
             for name, group in groups.items():
                 acc = _pct_err(group.accuracy, group.stderr)
                 table.add_row(name, str(group.n_problems), acc)
-            tables.append(table)
-    return tables
-
-
-def print_report(report: ScoreReport, console: Console | None = None) -> None:
-    """Print the score table (and per-group tables) and the cache line."""
-    console = console or Console(width=None if sys.stdout.isatty() else 150)
-    console.print(score_table(report, console.width))
-    for table in group_tables(report):
-        console.print(table)
+            console.print(table)
     cache = report.cache
     console.print(
         f"verdicts: {cache.hits} cached, {cache.new} verified now ({cache.timeouts} timeouts); "
@@ -111,11 +95,8 @@ def print_report(report: ScoreReport, console: Console | None = None) -> None:
     )
 
 
-def export_verdicts(path: Path, result: EvalResult) -> int:
-    """One JSON line per sample (`--export-verdicts`), written whole (`atomic_file`: an
-    earlier export stays if writing fails); returns the lines written."""
-    judged = result.judged
-    lines = 0
+def export_verdicts(path: Path, result: EvalResult) -> None:
+    """One JSON line per sample (`--export-verdicts`), written whole (`atomic_file`)."""
     with atomic_file(path) as out:
         for f, (source, statuses) in enumerate(zip(result.files, result.statuses, strict=True)):
             for i, (sample, status) in enumerate(zip(source.samples, statuses, strict=True)):
@@ -130,51 +111,40 @@ def export_verdicts(path: Path, result: EvalResult) -> int:
                     "pred": sample.answer,
                     "gold": sample.gold,
                 }
-                if judged is not None:
-                    row["judge"] = judged.samples[f].get(i, (None, ""))[0]
+                if result.judged is not None:
+                    row["judge"] = result.judged.samples[f].get(i, (None, ""))[0]
                 out.write(json.dumps(row, ensure_ascii=False).encode("utf-8", "replace") + b"\n")
-                lines += 1
-    return lines
 
 
 class EvalProgress:
-    """Progress of judging: verified now / from cache / remaining, in samples."""
+    """Progress of judging, in samples: verified now / from cache / remaining; a rich bar on a
+    terminal, else a line every 2 seconds (and at the end)."""
 
-    def __init__(self, stream: TextIO | None = None, enabled: bool = True) -> None:
-        self.stream = stream or sys.stderr
+    def __init__(self, enabled: bool = True) -> None:
+        self.stream = sys.stderr
         self.enabled = enabled
-        self.live = enabled and self.stream.isatty()
         self._bar: Progress | None = None
-        self._task: Any = None
+        self._task: TaskID | None = None
         self._last_line = 0.0
 
     def __call__(self, verified: int, cached: int, remaining: int) -> None:
         if not self.enabled:
             return
         info = f"{verified} verified, {cached} cached or trivial, {remaining} remaining"
-        if self.live:
-            self._update_bar(verified + cached, verified + cached + remaining, info)
-            return
-        now = time.monotonic()
-        if remaining == 0 or now - self._last_line >= 2.0:
-            self._last_line = now
+        if self.stream.isatty():
+            if self._bar is None:
+                from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+                columns = (TextColumn("judging"), BarColumn(), TextColumn("{task.fields[info]}"))
+                console = Console(file=self.stream)
+                self._bar = Progress(*columns, TimeElapsedColumn(), console=console, transient=True)
+                self._bar.start()
+                total = verified + cached + remaining
+                self._task = self._bar.add_task("judge", total=total, info=info)
+            self._bar.update(self._task, completed=verified + cached, info=info)
+        elif remaining == 0 or time.monotonic() - self._last_line >= 2.0:
+            self._last_line = time.monotonic()
             print(f"llmeval eval: {info}", file=self.stream, flush=True)
-
-    def _update_bar(self, done: int, total: int, info: str) -> None:
-        if self._bar is None:
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self._bar = Progress(
-                TextColumn("judging"),
-                BarColumn(),
-                TextColumn("{task.fields[info]}"),
-                TimeElapsedColumn(),
-                console=Console(file=self.stream),
-                transient=True,
-            )
-            self._bar.start()
-            self._task = self._bar.add_task("judge", total=total, info="")
-        self._bar.update(self._task, completed=done, info=info)
 
     def close(self) -> None:
         """Stop the bar, if one is showing."""
