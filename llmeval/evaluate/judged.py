@@ -34,7 +34,7 @@ def judge_files(
 ) -> Judged:
     """Ask the judge (`options.judge`) about every rule-`incorrect`, untruncated sample the
     cache has no verdict for; return every judged sample's verdict."""
-    from llmeval.judge.ask import Question, Reply, ask_all
+    from llmeval.judge.ask import Question, Ruling, ask_all
 
     judge = options.judge
     found: dict[str, tuple[str | None, str]] = {}  # question key -> (yes/no or None, reply)
@@ -60,7 +60,7 @@ def judge_files(
                 wanted.setdefault(key, set()).add(cache_file)
     errors: list[str] = []
 
-    def on_reply(reply: Reply) -> None:
+    def on_reply(reply: Ruling) -> None:
         if reply.error is not None:  # no verdict, and nothing cached: asked again next time
             found[reply.key] = (None, reply.text or reply.error)
             if reply.error and len(errors) < 3:

@@ -36,7 +36,7 @@ class Question:
 
 
 @dataclass(frozen=True)
-class Reply:
+class Ruling:
     """The judge's "yes"/"no" (None: no verdict line, or `error`), and what it said."""
 
     key: str
@@ -46,7 +46,7 @@ class Reply:
 
 
 def ask_all(
-    questions: Iterable[Question], options: JudgeOptions, on_reply: Callable[[Reply], None]
+    questions: Iterable[Question], options: JudgeOptions, on_reply: Callable[[Ruling], None]
 ) -> None:
     """Ask every question; `on_reply` gets each reply (or failure) as it arrives. A judge that
     cannot be used at all (unreachable, refused, unknown model) fails the rest at once."""
@@ -60,7 +60,7 @@ def ask_all(
     async def worker(client: ChatClient) -> None:
         for question in pending:
             if fatal:
-                on_reply(Reply(question.key, None, "", fatal[0]))
+                on_reply(Ruling(question.key, None, "", fatal[0]))
                 continue
             talk = messages(question.problem, question.gold, question.answer)
             body = build_body(
@@ -72,9 +72,9 @@ def ask_all(
             except ChatFailure as exc:
                 if isinstance(exc, FatalServerError):
                     fatal.append(str(exc))
-                on_reply(Reply(question.key, None, "", str(exc)))
+                on_reply(Ruling(question.key, None, "", str(exc)))
                 continue
-            on_reply(Reply(question.key, judgement(text), text))
+            on_reply(Ruling(question.key, judgement(text), text))
 
     async def ask_them() -> None:
         async with ChatClient(config) as client:
