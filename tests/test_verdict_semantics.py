@@ -56,6 +56,14 @@ ROWS = [
         "WRONG: exact integers compare exactly (even 1e-15 apart)",
     ),
     ("3.83e35", "383000000000000000000000000000000000", S, OK, "huge exact"),
+    ("10^{4000}+10^{4000}", "2 \\times 10^{4000}", S, OK, "a sum of 4,000-digit powers, exact"),
+    (
+        "10^{4000}+10^{4000}",
+        "10^{4000}+10^{4000}+1",
+        S,
+        NO,
+        "WRONG: a sum of huge terms compares exactly (1 apart)",
+    ),
     # --- decimals vs fractions -------------------------------------------------------
     ("0.5", "\\frac{1}{2}", S, OK, "terminating decimal equals its fraction exactly"),
     ("\\frac{1}{2}", "0.50", S, OK, "trailing zero"),

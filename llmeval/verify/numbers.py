@@ -110,8 +110,10 @@ def _bits(expr: Any) -> int:
         return 1
     if isinstance(expr, UnevaluatedExpr):
         return _bits(expr.args[0])
-    if isinstance(expr, Add | Mul):
-        return sum(_bits(arg) + 1 for arg in expr.args)
+    if isinstance(expr, Add):  # a sum's size is its largest term's (fractions aside)
+        return max(_bits(arg) for arg in expr.args) + len(expr.args).bit_length()
+    if isinstance(expr, Mul):
+        return sum(_bits(arg) for arg in expr.args)
     if isinstance(expr, Pow):
         (exponent, imag), _ = _exact(expr.args[1])
         if imag != 0 or exponent.denominator > 64:
