@@ -56,6 +56,8 @@ ROWS = [
         "WRONG: exact integers compare exactly (even 1e-15 apart)",
     ),
     ("3.83e35", "383000000000000000000000000000000000", S, OK, "huge exact"),
+    ("\\frac{10^{40}}{3}", "631.5", S, NO, "WRONG: a decimal far from a huge gold"),
+    ("\\frac{10^{40}}{3}", "631.5", L, NO, "WRONG: ... under lenient too (not an error)"),
     ("10^{4000}+10^{4000}", "2 \\times 10^{4000}", S, OK, "a sum of 4,000-digit powers, exact"),
     (
         "10^{4000}+10^{4000}",

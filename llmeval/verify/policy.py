@@ -28,7 +28,7 @@ from llmeval.tasks import AnswerKind
 Policy = Literal["strict", "lenient"]
 POLICIES: tuple[Policy, ...] = ("strict", "lenient")
 # Bump when anything below changes a verdict: every cached verdict of that policy then misses.
-POLICY_IDS = {"strict": "strict-last-box-v2", "lenient": "lenient-anchor-approx-v1"}
+POLICY_IDS = {"strict": "strict-last-box-v3", "lenient": "lenient-anchor-approx-v2"}
 GOLD_UNPARSED = "gold unparsed"
 # math-verify's comparison options, fixed (its defaults, written out so they cannot drift).
 FLOAT_ROUNDING = 6
