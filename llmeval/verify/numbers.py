@@ -143,10 +143,6 @@ def _exact(expr: Any) -> tuple[CQ, bool]:
     return (Fraction(int(real.p), int(real.q)), Fraction(int(imag.p), int(imag.q))), bool(floats)
 
 
-def _has_float(expr: Any) -> bool:
-    return any(isinstance(node, Float) for node in sympy.preorder_traversal(expr))
-
-
 def _approx(expr: Any) -> Any:
     """An mpc approximation at EVALF_DIGITS significant digits; raises _Undecided."""
     try:
@@ -175,4 +171,4 @@ def value_of(expr: Any) -> Num:
         pass
     except (ZeroDivisionError, OverflowError, ValueError) as exc:
         raise _Undecided from exc
-    return Num(None, _has_float(expr), _approx(expr))
+    return Num(None, bool(expr.atoms(Float)), _approx(expr))
