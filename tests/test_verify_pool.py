@@ -145,6 +145,29 @@ def test_the_forkserver_starts_deaf_to_ctrl_c_and_eval_does_not() -> None:
     assert not blocked_signals(statuses["self"]) & sigint
 
 
+def test_ctrl_c_while_a_worker_starts_leaves_no_traceback() -> None:
+    """Ctrl-C landing just after the forkserver forked a worker, before the worker got its
+    start-up data: held until the start is over, so the worker never reads a cut pipe."""
+    code = (
+        "import os, signal\n"
+        "from multiprocessing import forkserver\n"
+        "from llmeval.verify.pool import VerifyPool, VerifyTask\n"
+        "connect = forkserver.connect_to_new_process\n"
+        "def interrupted(fds):\n"
+        "    forked = connect(fds)\n"
+        "    os.kill(os.getpid(), signal.SIGINT)  # a Ctrl-C between fork and start-up data\n"
+        "    return forked\n"
+        "forkserver.connect_to_new_process = interrupted\n"
+        "try:\n"
+        "    VerifyPool(1, 5.0).run([VerifyTask('k', 'math', '1', 'x+1')], print)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "interrupted", (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+
+
 def _wait_for_forkserver(pid: int, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while not any("forkserver" in cmd for cmd in children_status(pid)):

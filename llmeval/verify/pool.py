@@ -109,7 +109,13 @@ class _Worker:
         self.conn, child = ctx.Pipe(duplex=True)
         args = (child, memory_bytes, os.getpid())
         self.proc = ctx.Process(target=_worker_main, args=args, daemon=True)
-        self.proc.start()
+        # Ctrl-C is held while the forkserver hands the new worker its start-up data: landing
+        # in between, it cut that pipe and the worker printed an EOFError traceback
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            self.proc.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
         child.close()
         self.ready = False
         self.task: VerifyTask | None = None
