@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+from tests.support.bad_replies import KINDS
+
 # HTTP errors, "drop" (close before answering), "drop_mid" (close after part of the answer),
 # "slow" (wait slow_delay first), "context" (vLLM's context-length 400), "malformed" (broken
 # JSON), "empty" (no choices), "close_after" (answer, then drop the next request on that
@@ -13,6 +15,7 @@ FAULTS = (
     "429", "408", "500", "503", "drop", "drop_mid", "slow", "context", "malformed", "empty",
     "close_after",
 )  # fmt: skip
+FAULTS += KINDS  # what a server sends: garbage usage, huge replies, ... (bad_replies.py)
 
 
 def parse_faults(text: str) -> dict[str, float]:

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.support import http11, replies
+from tests.support import bad_replies, http11, replies
 from tests.support.fake_model import Completion, FakeModel, count_tokens
 from tests.support.faults import FaultPicker
 
@@ -45,6 +45,7 @@ class ServerConfig:
     faults: dict[str, float] = field(default_factory=dict)  # kind -> probability
     schedule: dict[int, str] = field(default_factory=dict)  # chat request number (0-based) -> kind
     slow_delay: float = 1.0
+    huge_bytes: int = 64 << 20  # the size of a "huge" reply (which ignores max_tokens)
     fault_seed: int = 0
     api_key: str | None = None  # when set, require "Authorization: Bearer <key>"
     judge: tuple[tuple[str, str], ...] = ()  # (regex, reply): a scripted judge (fake_model)
@@ -183,12 +184,17 @@ class OpenAIServer:
             error = replies.context_error(limit or 2048, prompt_tokens, max_tokens)
             writer.write(http11.json_response(400, error, keep_alive=ka))
             return True, False
+        if fault == "huge":
+            await bad_replies.send_huge(writer, bool(body.get("stream")), cfg.huge_bytes, ka)
+            return True, False
         done = self.model.complete(int(body.get("seed") or 0), prompt, max_tokens)
         usage = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": done.completion_tokens,
             "total_tokens": prompt_tokens + done.completion_tokens,
         }
+        if fault == "bad_usage":
+            usage = bad_replies.MARKED_USAGE
         self.stats["completions"] += 1
         if body.get("stream"):
             include = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -205,6 +211,7 @@ class OpenAIServer:
     ) -> None:
         field = self.config.reasoning_field
         raw = replies.completion(self.faults.count, body["model"], done, usage, fault, field)
+        raw = bad_replies.rewrite_body(fault, raw, self.faults.count)
         response = http11.full_response(200, raw, keep_alive=ka)
         if fault == "drop_mid":
             response = response[: len(response) - len(raw) // 2]
@@ -216,6 +223,7 @@ class OpenAIServer:
         writer.write(http11.stream_head(keep_alive=ka))
         field = self.config.reasoning_field
         stream = replies.events(self.faults.count, body["model"], done, usage, fault, field)
+        stream = bad_replies.rewrite_events(fault, stream, self.faults.count)
         rate = self.config.token_rate
         if fault == "drop_mid":
             events = list(stream)

@@ -44,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schedule", default="", help="N:KIND,... faults for chat request N (0-based)")
     p.add_argument("--slow-delay", type=float, default=1.0, help="seconds a 'slow' fault waits")
     p.add_argument("--fault-seed", type=int, default=0)
+    p.add_argument("--huge-bytes", type=int, default=64 << 20, help="size of a 'huge' reply")
     p.add_argument("--api-key", help="require this bearer token")
     return p
 
@@ -67,6 +68,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         schedule=parse_schedule(args.schedule),
         slow_delay=args.slow_delay,
         fault_seed=args.fault_seed,
+        huge_bytes=args.huge_bytes,
         api_key=args.api_key,
     )
 
