@@ -26,7 +26,7 @@ from llmeval.infer.run import plan
 from llmeval.infer.problems import load_problems
 from llmeval.infer.resume import done_keys
 done = done_keys(sys.argv[1])
-jobs = plan(load_problems(sys.argv[2]), int(sys.argv[3]), done, 0)
+jobs = list(plan(load_problems(sys.argv[2]), int(sys.argv[3]), done, 0))
 print(len(done), len(jobs))
 """
 

@@ -1,9 +1,6 @@
-"""JSONL files: stream records (a torn last line tolerated), repair a torn tail, append; and
-JSON files written whole (a temporary file and a rename).
-
-A line is whole or ignored: appends go through one unbuffered `os.write` per line, so a
-killed process leaves at most one torn line at the end, which readers skip with a
-warning and `repair_tail` cuts away before the next append.
+"""Files: stream JSONL records (a torn last line tolerated: see `appender`), and JSON files
+written whole (a temporary file and a rename). Only regular files are opened: a FIFO or a
+device is refused before it can block.
 """
 
 from __future__ import annotations
@@ -11,9 +8,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import mmap
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,21 +26,50 @@ log = logging.getLogger("llmeval")
 M = TypeVar("M", bound=BaseModel)
 
 
+def open_regular(path: str | Path, flags: int = os.O_RDONLY) -> int:
+    """A descriptor on the regular file `path`; a folder, FIFO or device is refused without
+    blocking (O_NONBLOCK). Errors name the path: `InputError` reading, `OutputError` writing."""
+    writing = flags & (os.O_WRONLY | os.O_RDWR)
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        if isinstance(exc, IsADirectoryError):
+            raise InputError(path, "is a folder, expected a file") from None
+        if writing:
+            raise OutputError(f"{path}: cannot open for writing: {exc.strerror}") from None
+        missing = isinstance(exc, FileNotFoundError)
+        raise InputError(
+            path, "no such file" if missing else f"cannot read: {exc.strerror}"
+        ) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = "a folder" if stat.S_ISDIR(mode) else "a pipe or a device"
+        raise InputError(path, f"is {what}, expected a file")
+    return fd
+
+
+def read_file(path: str | Path) -> bytes:
+    """The bytes of a regular file (errors as `open_regular`'s)."""
+    with open(open_regular(path), "rb") as handle:
+        return handle.read()
+
+
+def make_folder(path: str | Path) -> None:
+    """Create a folder and its parents; an `OutputError` naming it if that is not possible."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot create the folder: {exc.strerror}") from None
+
+
 def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes, bool]]:
     """Yield (line number, raw line without newline, is_unterminated) for non-blank lines.
 
     Only the file's last line can be unterminated. A missing file is an `InputError`.
     """
-    path = Path(path)
-    try:
-        handle = path.open("rb", buffering=1 << 20)  # lines are long: 8 KB reads cost 4x
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a folder, expected a JSONL file") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
-    with handle:
+    # lines are long: 8 KB reads cost 4x
+    with open(open_regular(path), "rb", buffering=1 << 20) as handle:
         for lineno, raw in enumerate(handle, start=1):
             body = raw.rstrip(b"\r\n")
             if body.strip():
@@ -73,7 +99,7 @@ def read_models(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:
         try:
             yield lineno, model.model_validate_json(body)
         except ValidationError as exc:
-            if unterminated and _is_torn(body):
+            if unterminated and is_torn(body):
                 _warn_torn(path, lineno)
                 return
             record = None
@@ -137,7 +163,7 @@ def _warn_torn(path: str | Path, lineno: int) -> None:
     log.warning("%s:%d: torn last line skipped (interrupted write)", path, lineno)
 
 
-def _is_torn(body: bytes) -> bool:
+def is_torn(body: bytes) -> bool:
     """An unterminated line is torn when it is not a complete JSON value."""
     try:
         loads_text(body)
@@ -146,99 +172,14 @@ def _is_torn(body: bytes) -> bool:
     return False
 
 
-def repair_tail(path: str | Path) -> int:
-    """Make `path` end on a whole line before appending; return the bytes cut away.
-
-    An unterminated last line that is complete JSON gets its newline; a torn one is
-    truncated away with a warning. A missing or empty file needs nothing.
-    """
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return 0
-    if size == 0:
-        return 0
-    with path.open("rb+") as handle:
-        handle.seek(size - 1)
-        if handle.read(1) == b"\n":
-            return 0
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            start = view.rfind(b"\n") + 1  # just after the last newline (0 if none)
-        handle.seek(start)
-        tail = handle.read()
-        if tail.strip() and not _is_torn(tail):
-            handle.seek(size)
-            handle.write(b"\n")
-            return 0
-        handle.truncate(start)
-    log.warning(
-        "%s: cut a torn last line of %d bytes (an interrupted write); its sample will be redone",
-        path,
-        size - start,
-    )
-    return size - start
-
-
-class JsonlAppender:
-    """Appends one whole line per record with a single unbuffered write; one writer per file."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        try:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise OutputError(f"{self.path}: cannot open for writing: {exc.strerror}") from None
-        self.lines_written = 0
-
-    def write(self, record: BaseModel | dict[str, Any]) -> None:
-        """Append `record` as one JSON line."""
-        if isinstance(record, BaseModel):
-            data = record.model_dump_json(exclude_none=True).encode()
-        else:
-            data = json.dumps(record, ensure_ascii=False).encode()
-        self.write_raw(data + b"\n")
-
-    def write_raw(self, data: bytes) -> None:
-        """Append bytes that already form whole lines."""
-        view = memoryview(data)
-        try:
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
-        except OSError as exc:
-            self._cut_partial(len(data) - len(view))
-            raise OutputError(f"{self.path}: cannot write: {exc.strerror}") from None
-        self.lines_written += data.count(b"\n")
-
-    def _cut_partial(self, written: int) -> None:
-        """After a failed write (disk full), cut the part of a line that did get written, so
-        the file still ends on a whole line."""
-        if written:
-            with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, os.fstat(self._fd).st_size - written)
-
-    def close(self) -> None:
-        """Close the file; safe to call twice."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-
-    def __enter__(self) -> JsonlAppender:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 @contextlib.contextmanager
 def atomic_file(path: str | Path) -> Iterator[BinaryIO]:
     """A file written whole or not at all: a temporary file beside `path` (its folder made if
     missing), synced and renamed over it when the block ends without error (an earlier file
     stays otherwise)."""
     path = Path(path)
+    make_folder(path.parent)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise OutputError(f"{path}: cannot write: {exc.strerror}") from None
@@ -259,13 +200,19 @@ def atomic_file(path: str | Path) -> Iterator[BinaryIO]:
 def write_json_atomic(
     path: str | Path, data: BaseModel | dict[str, Any] | list[Any], indent: int | None = 2
 ) -> None:
-    """Write JSON to `path` whole or not at all (`atomic_file`)."""
-    if isinstance(data, BaseModel):
-        text = data.model_dump_json(indent=indent)
-    else:
-        text = json.dumps(data, indent=indent, ensure_ascii=False)
+    """Write JSON to `path` whole or not at all (`atomic_file`); lone surrogates (from a file
+    name that is not UTF-8) are written as U+FFFD."""
+    try:
+        if isinstance(data, BaseModel):
+            text = data.model_dump_json(indent=indent)
+        else:
+            text = json.dumps(data, indent=indent, ensure_ascii=False)
+        raw = text.encode()
+    except (pydantic_core.PydanticSerializationError, UnicodeEncodeError):
+        data = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
+        raw = json.dumps(_replace_surrogates(data), indent=indent, ensure_ascii=False).encode()
     with atomic_file(path) as handle:
-        handle.write(text.encode() + b"\n")
+        handle.write(raw + b"\n")
 
 
 def _mode_for(path: Path) -> int:

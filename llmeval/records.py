@@ -14,6 +14,9 @@ SCHEMA_VERSION = 1
 
 # Statuses a verdict can have; only "correct" counts as right.
 VerdictStatus = Literal["correct", "incorrect", "no_answer", "timeout", "error"]
+# The finish_reason of the empty rows older versions of infer wrote for samples the server refused
+# for context length: not samples (infer asks for them again, eval counts them as missing).
+CONTEXT_REJECTED = "context_length"
 
 
 class _Record(BaseModel):
@@ -53,13 +56,24 @@ class Problem(_Record):
         return dict(self.model_extra or {})
 
 
+def token_count(value: Any) -> int | None:
+    """A token count from a server or a file if it is a sane one (a whole number from 0 to a
+    billion; 12.0 counts), else None: NaN, 1e400, -3, "12", 400 digits, true."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10**9
+    return value if ok else None
+
+
 class Usage(_Record):
-    """Token counts as the server reported them."""
+    """Token counts as the server reported them; one that is not sane reads as absent."""
 
     model_config = ConfigDict(extra="ignore")
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+
+    _sane = field_validator("prompt_tokens", "completion_tokens", mode="before")(token_count)
 
 
 class Generation(_Record):
@@ -74,6 +88,7 @@ class Generation(_Record):
     gen: str
     reasoning: str | None = None
     finish_reason: str | None = None
+    cut_by: str | None = None  # "max_reply_bytes": the reply was cut at that cap (finish "length")
     usage: Usage | None = None
     latency_s: float | None = None
     ttft_s: float | None = None
@@ -94,12 +109,13 @@ class Generation(_Record):
 
 
 class SampleKey(_Record):
-    """The two fields a resume scan needs; parsing only these keeps the scan cheap."""
+    """The fields a resume scan needs; parsing only these keeps the scan cheap."""
 
     model_config = ConfigDict(extra="ignore")
 
     problem_id: str
     sample_idx: int = Field(ge=0)
+    finish_reason: Any = None
 
 
 class RunSpec(_Record):

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from llmeval.appender import JsonlAppender, repair_tail
 from llmeval.errors import InputError
-from llmeval.files import JsonlAppender, read_dicts, read_models, repair_tail
+from llmeval.files import open_regular, read_dicts, read_models
 from llmeval.records import Generation
 from tests.stress.bad_cases import CASES
 from tests.stress.bad_files import ROOT, Env, run_case
@@ -32,6 +33,15 @@ FAST = (
     "eval: wrong type (gen an object)",
     "eval: verdict cache hits the file-size limit",
     "report: read-only folder for --out",
+    # issue 23, item 11
+    "infer: output folder under a file",
+    "infer: output not writable (another user's)",
+    "infer: full disk, last line without its newline",
+    "infer: the spec is a folder",
+    "infer: the input is a FIFO",
+    "infer: file names that are not UTF-8",
+    "eval: the verdict cache is a FIFO",
+    "eval: a file name that is not UTF-8",
 )
 
 
@@ -112,7 +122,9 @@ def test_json_nested_too_deeply_is_a_bad_line_not_a_crash(tmp_path: Path) -> Non
         list(read_dicts(path))
     path.write_bytes(b'{"id": "1", "problem": "x", "answer": "1"}\n' + DEEP[:-10_000])
     assert [r["id"] for _, r in read_dicts(path)] == ["1"]  # a torn deep tail is skipped
-    assert repair_tail(path) > 0
+    fd = open_regular(path, os.O_RDWR | os.O_APPEND)
+    assert repair_tail(fd, path) > 0
+    os.close(fd)
     with pytest.raises(MalformedResponse):
         parse_completion(DEEP)  # from a hostile server: retried, never a crash
     assert error_message(DEEP)

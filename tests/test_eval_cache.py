@@ -140,3 +140,29 @@ def test_no_cache_writes_nothing(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "math500_e.jsonl", _rows("p", "x+1", ["x+1"]))
     assert _eval(path, tmp_path, "--no-cache")["cache"]["new"] == 1
     assert not (tmp_path / "math500_e.jsonl.verdicts.jsonl").exists()
+
+
+def test_a_torn_tail_another_eval_leaves_in_a_shared_cache_is_cut_before_the_next_append(
+    tmp_path: Path,
+) -> None:
+    # ten quick pairs, then a power tower that holds the only worker until its 3 s deadline
+    rows = _rows("p", "x+1", [f"x+{i}" for i in range(2, 12)])
+    rows += _rows("q", "42", ["9^{9^{9^{9^{9}}}}"])
+    path = write_jsonl(tmp_path / "math500_s.jsonl", rows)
+    cache = tmp_path / "shared.verdicts.jsonl"
+    argv = [sys.executable, "-m", "llmeval", "eval", str(path), "--cache", str(cache),
+            "--workers", "1", "--timeout", "3", "--no-progress"]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (cache.exists() and cache.read_text().count("\n") >= 20):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    with cache.open("a") as handle:  # another eval sharing the cache, killed mid-append
+        handle.write('{"key": "torn-by-another-eval", "sta')
+    torn_at = cache.stat().st_size
+    assert proc.wait(120) == 0, proc.stderr.read() if proc.stderr else ""
+    data = cache.read_bytes()
+    assert len(data) > torn_at and data.endswith(b"\n")  # the tower's verdicts came after
+    verdicts = [Verdict.model_validate_json(line) for line in data.splitlines()]
+    assert len(verdicts) == 22 and not any(v.key.startswith("torn") for v in verdicts)
+    assert _eval(path, tmp_path, "--cache", str(cache), "--timeout", "3")["cache"]["new"] == 0

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from llmeval.infer.resume import output_lock
+from llmeval.appender import JsonlAppender
 from llmeval.records import Generation
 from tests.infer_helpers import (
     AIME24,
+    ROOT,
     counts,
     err_line,
     fresh_logging,
@@ -114,18 +119,6 @@ def test_faults_are_retried_and_the_run_completes(tmp_path: Path) -> None:
     assert texts(clean) == texts(faulty) and len(texts(faulty)) == 60
 
 
-def test_context_length_is_recorded_and_not_retried(tmp_path: Path) -> None:
-    items = [*SMALL, {"id": "long", "problem": "word " * 400, "answer": "1"}]
-    inp, out = write_jsonl(tmp_path / "in.jsonl", items), tmp_path / "o.jsonl"
-    with serve(max_context=300) as srv:
-        assert infer(srv.url, inp, out, "--n-samples", "2", "--max-tokens", "100") == 0
-        assert infer(srv.url, inp, out, "--n-samples", "2", "--max-tokens", "100") == 0
-        assert srv.stats["completions"] == 10
-    long = [r for r in rows(out) if r["problem_id"] == "long"]
-    assert len(long) == 2 and all(r["finish_reason"] == "context_length" for r in long)
-    assert all(r["gen"] == "" for r in long)
-
-
 def test_failed_samples_are_not_written_and_exit_3(small: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "o.jsonl"
     with serve(faults={"503": 0.4}, fault_seed=1) as srv:
@@ -204,7 +197,7 @@ def test_model_is_asked_when_omitted_and_several_is_an_error(
 def test_a_second_run_on_the_same_output_refuses(small: Path, tmp_path: Path, capsys) -> None:
     out, link = tmp_path / "o.jsonl", tmp_path / "link.jsonl"
     link.symlink_to(out)
-    with output_lock(link), serve() as srv:  # the same file under another name
+    with JsonlAppender(link, exclusive=True), serve() as srv:  # one file, another name
         assert infer(srv.url, small, out) == 2
     assert "another llmeval infer is writing" in capsys.readouterr().err
     assert not out.exists()
@@ -246,3 +239,31 @@ def test_deadline_cuts_a_trickling_answer_and_a_rerun_completes(tmp_path: Path, 
         assert not out.exists() or rows(out) == []
         assert infer(srv.url, inp, out, *flags, "--deadline", "60") == 0
     assert len(rows(out)) == 1
+
+
+@pytest.mark.parametrize("how", ["hard link", "lock file deleted"])
+def test_no_name_game_gets_a_second_infer_past_the_lock(
+    how: str, small: Path, tmp_path: Path, capsys
+) -> None:
+    out = tmp_path / "o.jsonl"
+    with serve(latency=0.2) as srv:
+        first = subprocess.Popen(
+            [sys.executable, "-m", "llmeval", "infer", "--input", str(small), "--output", str(out),
+             "--base-url", srv.url, "--n-samples", "4", "--max-workers", "1"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not (out.exists() and out.read_bytes().count(b"\n") >= 1):
+            assert time.monotonic() < deadline and first.poll() is None
+            time.sleep(0.05)
+        name = out
+        if how == "hard link":
+            name = tmp_path / "same.jsonl"
+            os.link(out, name)
+        else:
+            Path(f"{out}.lock").unlink(missing_ok=True)  # (older versions locked this file)
+        assert infer(srv.url, small, name, "--n-samples", "4") == 2
+        assert first.wait(60) == 0
+    assert "another llmeval infer is writing" in capsys.readouterr().err
+    assert set(counts(out).values()) == {4}  # and no pair twice

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import resource
+import signal
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.infer_helpers import err_line, fresh_logging, infer, write_jsonl
+from tests.infer_helpers import ROOT, err_line, fresh_logging, infer, write_jsonl
 from tests.support.threaded_server import serve
 
 __all__ = ["fresh_logging"]
@@ -100,3 +106,53 @@ def test_usage_errors(tmp_path: Path, capsys, flags: list[str], message: str) ->
     inp = write_jsonl(tmp_path / "in.jsonl", [GOOD])
     assert infer(None, inp, tmp_path / "o.jsonl", *flags) == 2
     assert message in err_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize(
+    ("body", "flag"),
+    [
+        ('{"seed": 1}', "use --seed"),
+        ('{"n": 8}', "use --n-samples"),
+        ('{"max_tokens": 5, "repetition_penalty": 1.1}', "use --max-tokens"),
+        ('{"messages": [{"role": "user", "content": "hi"}]}', "use --prompt-template"),
+        ('{"model": "other"}', "use --model"),
+        ('{"stream": false}', "use --stream or --no-stream"),
+        ('{"top_p": 1, "top_k": 5, "temperature": 0}', "'temperature': llmeval sets it"),
+    ],
+)
+def test_extra_body_may_not_set_what_llmeval_sets(
+    tmp_path: Path, capsys, body: str, flag: str
+) -> None:
+    inp = write_jsonl(tmp_path / "in.jsonl", [GOOD])
+    with serve() as srv:
+        assert infer(srv.url, inp, tmp_path / "o.jsonl", "--extra-body", body) == 2
+        assert not srv.server.bodies and not srv.stats  # nothing was sent at all
+    assert flag in err_line(capsys.readouterr().err)
+    assert not (tmp_path / "o.jsonl").exists()
+    with serve() as srv:  # what llmeval does not set still goes through
+        extra = '{"repetition_penalty": 1.1, "chat_template_kwargs": {"x": 1}}'
+        assert infer(srv.url, inp, tmp_path / "o.jsonl", "--extra-body", extra) == 0
+        assert srv.server.bodies[0]["repetition_penalty"] == 1.1
+
+
+def test_a_huge_n_samples_warns_and_starts_at_once(tmp_path: Path) -> None:
+    inp, out = write_jsonl(tmp_path / "in.jsonl", [GOOD] * 1), tmp_path / "o.jsonl"
+    argv = [sys.executable, "-m", "llmeval", "infer", "--input", str(inp), "--output", str(out),
+            "--n-samples", "100000000", "--max-workers", "2", "--progress", "plain"]  # fmt: skip
+
+    def two_gb() -> None:  # the whole plan, built up front, would not fit
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    with serve() as srv:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        proc = subprocess.Popen([*argv, "--base-url", srv.url], stderr=subprocess.PIPE, text=True,
+                                env=env, preexec_fn=two_gb)  # fmt: skip
+        deadline = time.monotonic() + 30
+        while not (out.exists() and out.read_bytes().count(b"\n") >= 20) and proc.poll() is None:
+            if time.monotonic() > deadline:
+                proc.kill()
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "1 problems x --n-samples 100000000 = 100000000 samples: if that is a typo" in err

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
 from llmeval.errors import InputError
 from llmeval.infer.problems import InputKeys, derived_id, load_problems, user_message
-from llmeval.infer.run import plan, sample_seed, unknown_ids
+from llmeval.infer.run import count_missing, plan, sample_seed, unknown_ids
 from llmeval.records import Problem
 from llmeval.tasks import MATH_TEMPLATE
 from tests.infer_helpers import AIME24, write_jsonl
@@ -29,7 +30,8 @@ def test_seeds_are_deterministic_distinct_and_31_bit() -> None:
 def test_plan_skips_done_pairs_and_grows_with_n() -> None:
     problems = _problems(3)
     done = {("p0", 0), ("p0", 1), ("p2", 1), ("gone", 0)}
-    jobs = plan(problems, 2, done, 0)
+    jobs = list(plan(problems, 2, done, 0))
+    assert count_missing(problems, 2, done) == len(jobs) == 3
     assert [(problems[j.problem].id, j.sample_idx) for j in jobs] == [
         ("p1", 0),
         ("p1", 1),
@@ -39,6 +41,13 @@ def test_plan_skips_done_pairs_and_grows_with_n() -> None:
     assert {(j.problem, j.sample_idx) for j in more} == {(i, k) for i in range(3) for k in (2, 3)}
     assert all(j.seed == sample_seed(0, problems[j.problem].id, j.sample_idx) for j in more)
     assert unknown_ids(problems, done) == {"gone"}
+
+
+def test_a_huge_n_is_planned_lazily() -> None:
+    start = time.monotonic()
+    jobs = plan(_problems(30), 100_000_000, set(), 0)
+    assert count_missing(_problems(30), 100_000_000, {("p0", 5)}) == 3_000_000_000 - 1
+    assert next(jobs).sample_idx == 0 and time.monotonic() - start < 1
 
 
 def test_data_format_with_template(tmp_path: Path) -> None:

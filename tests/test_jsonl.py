@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 
 import pytest
 
+from llmeval.appender import JsonlAppender, repair_tail
 from llmeval.errors import InputError
-from llmeval.files import JsonlAppender, read_dicts, read_models, repair_tail, write_json_atomic
+from llmeval.files import open_regular, read_dicts, read_models, write_json_atomic
 from llmeval.records import Generation, SampleKey
 
 
@@ -65,16 +67,20 @@ def test_repair_tail_cuts_torn_line_and_keeps_the_rest(tmp_path: Path) -> None:
     out = tmp_path / "o.jsonl"
     whole = _gen("a", 0).model_dump_json() + "\n"
     out.write_text(whole + '{"problem_id": "a", "sam')
-    assert repair_tail(out) > 0
+    fd = open_regular(out, os.O_RDWR | os.O_APPEND)
+    assert repair_tail(fd, out) > 0
     assert out.read_text() == whole
-    assert repair_tail(out) == 0
+    assert repair_tail(fd, out) == 0
+    os.close(fd)
 
 
 def test_repair_tail_terminates_a_whole_unterminated_line(tmp_path: Path) -> None:
     out = tmp_path / "o.jsonl"
     whole = _gen("a", 0).model_dump_json()
     out.write_text(whole)
-    assert repair_tail(out) == 0
+    fd = open_regular(out, os.O_RDWR | os.O_APPEND)
+    assert repair_tail(fd, out) == 0
+    os.close(fd)
     assert out.read_text() == whole + "\n"
     with JsonlAppender(out) as app:
         app.write(_gen("a", 1))

@@ -15,6 +15,14 @@ if TYPE_CHECKING:  # imported when infer runs: other commands need not load http
     from llmeval.infer.run import InferOptions
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+# Request fields llmeval sets itself, and the flag to use instead of --extra-body.
+OWN_FIELDS = {
+    "model": "--model", "messages": "--prompt-template or --system-prompt", "seed": "--seed",
+    "n": "--n-samples (each sample is its own request)", "max_tokens": "--max-tokens",
+    "max_completion_tokens": "--max-tokens", "temperature": "--temperature", "top_p": "--top-p",
+    "top_k": "--top-k", "min_p": "--min-p", "stream": "--stream or --no-stream",
+    "stream_options": "--stream or --no-stream",
+}  # fmt: skip
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,6 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--top-k", "--top_k", type=int)
     add("--min-p", "--min_p", type=float)
     add("--max-tokens", "--max_tokens", type=int, default=32768)
+    add("--max-reply-bytes", type=int,
+        help="cut longer replies there (default 64 per --max-tokens token, min 1 MiB)")  # fmt: skip
     add("--seed", type=int, default=0, help="base seed; each sample's seed derives from it")
     add("--timeout", "--request_timeout", type=float, default=600.0,
         help="seconds to wait for the next byte")  # fmt: skip
@@ -88,6 +98,8 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         raise UsageError("--timeout must be positive")
     if args.deadline is not None and args.deadline <= 0:
         raise UsageError("--deadline must be positive")
+    if args.max_reply_bytes is not None and args.max_reply_bytes < 1:
+        raise UsageError("--max-reply-bytes must be positive")
     urls = args.base_url or [os.environ.get("LLMEVAL_BASE_URL") or DEFAULT_BASE_URL]
     for url in urls:
         normalize_base_url(url)
@@ -104,6 +116,7 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         stream=args.stream, timeout=args.timeout, deadline=args.deadline,
         max_retries=args.max_retries, backoff_base=args.retry_delay,
         backoff_max=args.retry_max_delay, max_workers=args.max_workers,
+        max_reply_bytes=args.max_reply_bytes or max(64 * args.max_tokens, 1 << 20),
     )  # fmt: skip
     same = ("input", "output", "model", "n_samples", "temperature", "top_p", "top_k", "min_p",
             "max_tokens", "seed", "force", "response_key", "progress_interval")  # fmt: skip
@@ -137,6 +150,10 @@ def _extra_body(flag: str | None, enable_thinking: bool) -> dict:
         raise UsageError(f"--extra-body is not valid JSON: {exc}") from None
     if not isinstance(extra, dict):
         raise UsageError("--extra-body must be a JSON object")
+    own = sorted(extra.keys() & OWN_FIELDS.keys())
+    if own:
+        field, flag = own[0], OWN_FIELDS[own[0]]
+        raise UsageError(f"--extra-body may not set {field!r}: llmeval sets it; use {flag}")
     if enable_thinking:
         kwargs = extra.get("chat_template_kwargs") or {}
         extra["chat_template_kwargs"] = {**kwargs, "enable_thinking": True}

@@ -160,13 +160,19 @@ class ChatClient:
                 resp = await self.transport.handle_async_request(request)
                 try:
                     if resp.status_code != 200:
-                        raw, retry_after = await resp.aread(), resp.headers.get("retry-after")
-                        raise_for_status(ep.url, resp.status_code, raw, retry_after)
+                        raw, _ = await self._read(resp)
+                        raise_for_status(
+                            ep.url, resp.status_code, raw, resp.headers.get("retry-after")
+                        )
                     if not self.config.stream:
-                        return parse_completion(await resp.aread())
-                    parser = StreamParser(started=start, now=time.perf_counter)
+                        return parse_completion(*await self._read(resp))
+                    parser = StreamParser(
+                        started=start, now=time.perf_counter, limit=self.config.max_reply_bytes
+                    )
                     async for data in resp.aiter_raw():  # parsed as the bytes arrive
                         parser.feed(data)
+                        if parser.done:  # [DONE], or the size cap: read no further
+                            break
                     return parser.finish()
                 finally:
                     await resp.aclose()
@@ -178,6 +184,16 @@ class ChatClient:
             ) from None
         finally:
             ep.in_flight -= 1
+
+    async def _read(self, resp: httpx.Response) -> tuple[bytes, bool]:
+        """The body, and whether it was cut at `max_reply_bytes` (reading stops there)."""
+        chunks, size, limit = [], 0, self.config.max_reply_bytes
+        async for data in resp.aiter_bytes():  # (as read: the request asked for no encoding)
+            chunks.append(data)
+            size += len(data)
+            if size > limit:
+                return b"".join(chunks)[:limit], True
+        return b"".join(chunks), False
 
 
 # Transport errors: httpx's, and aiohttp's where httpx-aiohttp lets them through (body reads).

@@ -25,6 +25,7 @@ class ClientConfig:
     backoff_base: float = 1.0
     backoff_max: float = 60.0
     max_workers: int = 64
+    max_reply_bytes: int = 1 << 24  # a longer reply is cut there (the server ignored max_tokens)
 
 
 def normalize_base_url(url: str) -> str:

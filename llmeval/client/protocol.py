@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic_core import from_json
 
+from llmeval.records import token_count
+
 # Messages servers use when prompt + max_tokens exceeds the context (vLLM, SGLang, llama.cpp,
 # OpenAI): deterministic, so the sample is recorded instead of retried.
 _CONTEXT = re.compile(
@@ -23,7 +25,7 @@ class ChatFailure(Exception):
 
 
 class ContextLengthError(ChatFailure):
-    """Prompt + max_tokens exceed the context: deterministic, recorded, never retried."""
+    """Prompt + max_tokens exceed the context: deterministic, never retried."""
 
 
 class RequestRejected(ChatFailure):
@@ -148,10 +150,11 @@ class Reply:
     ttft_s: float | None = None
     endpoint: str | None = None
     latency_s: float | None = None
+    cut_by: str | None = None  # "max_reply_bytes": the reply was cut at the size cap
+    bad_usage: bool = False  # a token count that was not sane was dropped
 
 
-def _count(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+CUT = "max_reply_bytes"
 
 
 def _text_of(value: Any) -> str:
@@ -174,21 +177,27 @@ def _texts(message: dict[str, Any]) -> tuple[str, str]:
 
 
 def _usage_into(reply: Reply, usage: Any) -> None:
+    """The token counts of `usage`; one that is there but not sane is dropped and noted."""
     if isinstance(usage, dict):
-        reply.prompt_tokens = _count(usage.get("prompt_tokens"))
-        reply.completion_tokens = _count(usage.get("completion_tokens"))
+        for name in ("prompt_tokens", "completion_tokens"):
+            count = token_count(usage.get(name))
+            reply.bad_usage |= count is None and usage.get(name) is not None
+            setattr(reply, name, count)
 
 
-def parse_completion(raw: bytes) -> Reply:
-    """A non-streamed chat completion; raises `MalformedResponse` when it is not one."""
+def parse_completion(raw: bytes, cut: bool = False) -> Reply:
+    """A non-streamed chat completion (choice index 0), or as much of one as the first bytes
+    hold when it was `cut` at the size cap; raises `MalformedResponse` when it is not one."""
     try:
-        data = loads(raw)
-        choice = data["choices"][0]
+        data = from_json(raw, allow_partial="trailing-strings") if cut else loads(raw)
+        choice = next(c for c in data["choices"] if c.get("index", 0) == 0)
         text, reasoning = _texts(choice["message"])
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, StopIteration) as exc:
         raise MalformedResponse(f"malformed completion ({type(exc).__name__}: {exc})") from None
-    finish = choice.get("finish_reason")
-    reply = Reply(clean_text(text) or "", clean_text(reasoning) or None)
+    finish = "length" if cut else choice.get("finish_reason")
+    reply = Reply(
+        clean_text(text) or "", clean_text(reasoning) or None, cut_by=CUT if cut else None
+    )
     reply.finish_reason = None if finish is None else str(finish)
     _usage_into(reply, data.get("usage"))
     return reply
@@ -196,13 +205,16 @@ def parse_completion(raw: bytes) -> Reply:
 
 @dataclass
 class StreamParser:
-    """Accumulates a chat completion from SSE bytes fed in arbitrary pieces."""
+    """Accumulates a chat completion from SSE bytes fed in arbitrary pieces, until [DONE] or
+    until its text (or one line) exceeds `limit` (then `done`, and the reply is cut)."""
 
     started: float = 0.0
     now: Any = None  # a clock (time.perf_counter) for time-to-first-token
+    limit: int = 1 << 24  # characters of text, bytes of a line
     _buf: bytes = b""
     _text: list[str] = field(default_factory=list)
     _reasoning: list[str] = field(default_factory=list)
+    _size: int = 0
     reply: Reply = field(default_factory=Reply)
     done: bool = False
     saw_choice: bool = False
@@ -212,8 +224,10 @@ class StreamParser:
         lines = (self._buf + data if self._buf else data).split(b"\n")
         self._buf = lines.pop()
         for line in lines:
-            if line[:5] == b"data:":
+            if line[:5] == b"data:" and not self.done:  # nothing after [DONE] counts
                 self._event(line[5:].strip())
+        if len(self._buf) > self.limit or self._size > self.limit:
+            self.done, self.reply.cut_by = True, CUT
 
     def _event(self, payload: bytes) -> None:
         if payload == b"[DONE]":
@@ -251,16 +265,20 @@ class StreamParser:
                 self._text.append(content)
             if reasoning:
                 self._reasoning.append(reasoning)
+            self._size += len(content) + len(reasoning)
             if choice.get("finish_reason"):
                 self.reply.finish_reason = str(choice["finish_reason"])
 
     def finish(self) -> Reply:
-        """The reply once the stream ended; raises `MalformedResponse` for a cut stream."""
-        if self._buf.strip():
+        """The reply once the stream ended (finish "length" when cut at `limit`); raises
+        `MalformedResponse` for a stream that broke off."""
+        if self._buf.strip() and not self.done:
             self.feed(b"\n")
-        if not self.saw_choice:
+        if self.reply.cut_by:
+            self.reply.finish_reason = "length"
+        elif not self.saw_choice:
             raise MalformedResponse("stream ended without any choice")
-        if self.reply.finish_reason is None:
+        elif self.reply.finish_reason is None:
             cut = "before its finish" if not self.done else "without a finish_reason"
             raise MalformedResponse(f"stream ended {cut}")
         self.reply.text = clean_text("".join(self._text)) or ""

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from llmeval.errors import InputError, UsageError
+from llmeval.files import open_regular, read_file
 from llmeval.records import RunSpec
 from llmeval.tasks import Task, get_task, task_from_filename
 
@@ -51,7 +52,7 @@ def _is_generation_file(path: Path) -> bool:
 def _first_row(path: Path) -> dict[str, Any]:
     """The first line of a file as a JSON object; {} when it is not one."""
     try:
-        with path.open("rb") as handle:
+        with open(open_regular(path), "rb") as handle:
             row = json.loads(handle.readline() or b"{}")
     except (OSError, ValueError, RecursionError):
         return {}
@@ -64,7 +65,7 @@ def read_spec(path: Path) -> RunSpec | None:
     if not spec_path.exists():
         return None
     try:
-        return RunSpec.model_validate_json(spec_path.read_bytes())
+        return RunSpec.model_validate_json(read_file(spec_path))
     except ValidationError as exc:
         raise InputError(spec_path, f"not a run spec ({exc.errors()[0]['msg']})") from None
 

@@ -21,6 +21,7 @@ from llmeval.evaluate.extract import (
 )
 from llmeval.evaluate.files import META_FIELDS, problem_meta, read_spec, resolve_task
 from llmeval.files import read_dicts
+from llmeval.records import CONTEXT_REJECTED, token_count
 from llmeval.tasks import Task
 
 log = logging.getLogger("llmeval")
@@ -106,7 +107,7 @@ class _RowReader:
             gold=gold,
             pred=pred,
             truncated=truncated,
-            completion_tokens=tokens if isinstance(tokens, int) else None,
+            completion_tokens=token_count(tokens),
             meta=self._meta(problem_id, row),
             anchored=anchored,
         )
@@ -150,8 +151,11 @@ def read_input(
     result = InputFile(path, task, spec_n=spec.n_samples if spec else None)
     reader = _RowReader(path, task, answer_key, response_key)
     seen: dict[tuple[str, int], int] = {}
-    first_repeat = ""
+    first_repeat, rejected = "", 0
     for lineno, row in read_dicts(path):
+        if row.get("finish_reason") == CONTEXT_REJECTED:  # not a sample (see records)
+            rejected += 1
+            continue
         sample = reader.sample(lineno, row)
         pair = (sample.problem_id, sample.sample_idx)
         if pair in seen:
@@ -167,6 +171,11 @@ def read_input(
         raise InputError(path, "no samples in the file (empty)")
     if not any(s.gold for s in result.samples):
         raise InputError(path, f"no row has a gold answer ({answer_key!r})")
+    if rejected:
+        log.warning(
+            "%s: %d rows are empty samples an older infer wrote when the server refused them for "
+            "context length: counted as missing; rerun infer to ask for them", path, rejected,
+        )  # fmt: skip
     if result.duplicates:
         count = result.duplicates
         log.warning(

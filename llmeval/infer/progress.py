@@ -20,9 +20,12 @@ class Tally:
 
     total: int = 0
     written: int = 0
+    failed: int = 0  # not written: refused for context length, or failed after retries
     context_length: int = 0
-    failed: int = 0
+    context_error: str | None = None  # the server's first context-length message
     tokens: int = 0
+    bad_usage: int = 0  # replies whose token counts were not sane (written without them)
+    cut: int = 0  # replies cut at --max-reply-bytes
     failures: list[str] = field(default_factory=list)
     fatal: str | None = None
     interrupted: bool = False
@@ -119,13 +122,22 @@ def print_summary(tally: Tally, output: Path, seconds: float, hint: str | None =
     line = f"infer: wrote {tally.written} of {tally.total} samples to {output} in {seconds:.1f} s"
     if tally.written:
         line += f" ({rate:.1f} samples/s)"
-    if tally.context_length:
-        line += f"; {tally.context_length} hit the context length (recorded, empty gen)"
     print(line, flush=True)
     for message in tally.failures:
         log.warning("failed: %s", message)
-    if tally.failed:
-        log.warning("%d samples failed and were not written: rerun to resume", tally.failed)
+    if tally.failed > tally.context_length:
+        failed = tally.failed - tally.context_length
+        log.warning("%d samples failed and were not written: rerun to resume", failed)
+    if tally.bad_usage:
+        log.warning(
+            "%d replies carried token counts that are not whole numbers from 0 to 10^9 "
+            "(NaN, negative, huge or text): written without them", tally.bad_usage,
+        )  # fmt: skip
+    if tally.cut:
+        log.warning(
+            "%d replies were longer than --max-reply-bytes (the server ignored max_tokens?): "
+            "written cut there, with finish_reason length and cut_by max_reply_bytes", tally.cut,
+        )  # fmt: skip
     if tally.interrupted:
         log.warning("interrupted: every finished sample is kept; rerun to resume")
     if hint:

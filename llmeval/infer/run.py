@@ -10,15 +10,16 @@ import asyncio
 import hashlib
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from llmeval import __version__
+from llmeval.appender import JsonlAppender
 from llmeval.client.chat_client import ChatClient, ClientConfig
-from llmeval.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, ServerError
-from llmeval.files import JsonlAppender, repair_tail, write_json_atomic
+from llmeval.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, LlmevalError, ServerError
+from llmeval.files import make_folder, write_json_atomic
 from llmeval.infer.problems import InputKeys, load_problems
 from llmeval.infer.progress import (
     Snapshot,
@@ -28,11 +29,13 @@ from llmeval.infer.progress import (
     show_progress,
     stopwatch,
 )
-from llmeval.infer.resume import check_spec, done_keys, output_lock, spec_path
+from llmeval.infer.resume import check_spec, done_keys, spec_path
 from llmeval.infer.runner import Job, run_jobs
 from llmeval.records import Problem, RunSpec
 
 log = logging.getLogger("llmeval")
+
+MANY = 1_000_000  # samples in one run past which a warning asks whether that is a typo
 
 
 def sample_seed(base_seed: int, problem_id: str, sample_idx: int) -> int:
@@ -43,14 +46,21 @@ def sample_seed(base_seed: int, problem_id: str, sample_idx: int) -> int:
 
 def plan(
     problems: list[Problem], n_samples: int, done: set[tuple[str, int]], base_seed: int
-) -> list[Job]:
-    """The samples still missing, problem by problem (keeps the server's prefix cache warm)."""
-    return [
+) -> Iterator[Job]:
+    """The samples still missing, problem by problem (keeps the server's prefix cache warm),
+    made as they are asked for: a huge --n-samples costs nothing up front."""
+    return (
         Job(i, k, sample_seed(base_seed, p.id, k))
         for i, p in enumerate(problems)
         for k in range(n_samples)
         if (p.id, k) not in done
-    ]
+    )
+
+
+def count_missing(problems: list[Problem], n_samples: int, done: set[tuple[str, int]]) -> int:
+    """How many samples `plan` will yield."""
+    ids = {p.id for p in problems}
+    return len(problems) * n_samples - sum(k < n_samples and pid in ids for pid, k in done)
 
 
 def unknown_ids(problems: Iterable[Problem], done: set[tuple[str, int]]) -> set[str]:
@@ -107,8 +117,8 @@ def run_infer(opts: InferOptions) -> int:
     """Run `infer`; return the exit code (typed errors propagate to the CLI)."""
     problems = load_problems(opts.input, opts.keys)
     output = Path(opts.output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with output_lock(output):
+    make_folder(output.parent)
+    with JsonlAppender(output, exclusive=True) as appender:  # a second infer is refused
         done = done_keys(output)
         extra = unknown_ids(problems, done)
         if extra:
@@ -116,28 +126,35 @@ def run_infer(opts: InferOptions) -> int:
                 "%s holds %d problem ids that %s lacks (kept as they are), e.g. %s",
                 output, len(extra), opts.input, sorted(extra)[0],
             )  # fmt: skip
+        if len(problems) * opts.n_samples > MANY:
+            log.warning(
+                "%d problems x --n-samples %d = %d samples: if that is a typo, stop with Ctrl-C",
+                len(problems), opts.n_samples, len(problems) * opts.n_samples,
+            )  # fmt: skip
+        tally = Tally(total=count_missing(problems, opts.n_samples, done))
         jobs = plan(problems, opts.n_samples, done, opts.seed)
-        return asyncio.run(_run(opts, problems, output, done, jobs))
+        return asyncio.run(_run(opts, problems, appender, done, jobs, tally))
 
 
 async def _run(
     opts: InferOptions,
     problems: list[Problem],
-    output: Path,
+    appender: JsonlAppender,
     done: set[tuple[str, int]],
-    jobs: list[Job],
+    jobs: Iterator[Job],
+    tally: Tally,
 ) -> int:
+    output = appender.path
     async with ChatClient(opts.client) as client:
         model = await client.resolve_model(opts.model)
         spec = build_spec(opts, model, [ep.url for ep in client.endpoints])
         check_spec(output, spec, force=opts.force, has_output=bool(done))
-        tally = Tally(total=len(jobs))
         total = len(problems) * opts.n_samples
         log.info(
             "%d samples to request (%d of %d already in %s), %d workers, model %s",
-            len(jobs), total - len(jobs), total, output, opts.client.max_workers, model,
+            tally.total, total - tally.total, total, output, opts.client.max_workers, model,
         )  # fmt: skip
-        if not jobs:
+        if not tally.total:
             print_summary(tally, output, 0.0)
             return EXIT_OK
         elapsed, cpu = stopwatch(), stopwatch(time.process_time)
@@ -148,21 +165,15 @@ async def _run(
                 opts.progress, opts.progress_interval,
             )
         )  # fmt: skip
-        appender: JsonlAppender | None = None
 
-        def write(line: bytes) -> None:  # the output is touched only once there is a line
-            nonlocal appender
-            if appender is None:
-                repair_tail(output)
+        def write(line: bytes) -> None:  # the spec and a torn tail wait for the first line
+            if not tally.written:
                 write_json_atomic(spec_path(output), spec)
-                appender = JsonlAppender(output)
             appender.write_raw(line)
 
         try:
             await run_jobs(opts, model, jobs, problems, client, write, tally)
         finally:
-            if appender is not None:
-                appender.close()
             shown.cancel()
             await asyncio.gather(shown, return_exceptions=True)
         seconds = elapsed()
@@ -171,4 +182,12 @@ async def _run(
         raise ServerError(tally.fatal)
     if tally.interrupted:
         return EXIT_INTERRUPTED
+    if tally.context_length:
+        raise LlmevalError(
+            f"{tally.context_length} samples were not written: the server refused them for "
+            f"context length (its context cannot hold the prompt plus --max-tokens "
+            f"{opts.max_tokens}: {tally.context_error}); lower --max-tokens (with --force) or "
+            "give the server a longer context, then rerun",
+            exit_code=EXIT_INCOMPLETE,
+        )
     return EXIT_INCOMPLETE if tally.failed or tally.written < tally.total else EXIT_OK

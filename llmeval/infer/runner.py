@@ -56,6 +56,7 @@ def record_line(
         gen=reply.text,
         reasoning=reply.reasoning,
         finish_reason=reply.finish_reason,
+        cut_by=reply.cut_by,
         usage=Usage(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
         if reply.prompt_tokens is not None or reply.completion_tokens is not None
         else None,
@@ -75,14 +76,14 @@ def record_line(
 
 
 async def run_jobs(
-    opts: InferOptions, model: str, jobs: list[Job], problems: list[Problem],
+    opts: InferOptions, model: str, jobs: Iterator[Job], problems: list[Problem],
     client: ChatClient, write: Callable[[bytes], None], tally: Tally,
 ) -> None:  # fmt: skip
     """Run `jobs`, `--max-workers` requests at a time; `write` gets each finished line."""
     prompts = [user_message(p, opts.template) for p in problems]
     system = [{"role": "system", "content": opts.system_prompt}] if opts.system_prompt else []
     sampling = {name: getattr(opts, name) for name in ("temperature", "top_p", "top_k", "min_p")}
-    pending = iter(jobs)
+    pending = jobs
     tasks: list[asyncio.Task[None]] = []
 
     def stop() -> None:
@@ -99,16 +100,16 @@ async def run_jobs(
             )  # fmt: skip
             try:
                 reply = await client.complete(body)
-            except ContextLengthError:  # recorded, with an empty gen
-                reply = Reply(finish_reason="context_length")
-                tally.context_length += 1
             except FatalServerError as exc:
                 tally.fatal = str(exc)
                 stop()
                 return
-            except ChatFailure as exc:
+            except ChatFailure as exc:  # not written: a rerun asks again
                 tally.failed += 1
-                if len(tally.failures) < 5:
+                if isinstance(exc, ContextLengthError):
+                    tally.context_length += 1
+                    tally.context_error = tally.context_error or str(exc)
+                elif len(tally.failures) < 5:
                     tally.failures.append(f"{problem.id}#{job.sample_idx}: {exc}")
                 continue
             try:
@@ -118,9 +119,11 @@ async def run_jobs(
                 raise
             tally.written += 1
             tally.tokens += reply.completion_tokens or 0
+            tally.bad_usage += reply.bad_usage
+            tally.cut += reply.cut_by is not None
 
     tasks.extend(
-        asyncio.create_task(worker()) for _ in range(min(opts.client.max_workers, len(jobs)))
+        asyncio.create_task(worker()) for _ in range(min(opts.client.max_workers, tally.total))
     )
     with _on_signals(lambda: (setattr(tally, "interrupted", True), stop())):
         results = await asyncio.gather(*tasks, return_exceptions=True)

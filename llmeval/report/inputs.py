@@ -11,6 +11,7 @@ from llmeval.evaluate.files import read_spec
 from llmeval.evaluate.inputs import InputFile
 from llmeval.evaluate.run import EvalResult
 from llmeval.files import read_dicts
+from llmeval.records import CONTEXT_REJECTED
 from llmeval.report.data import ReportSample, Run
 
 log = logging.getLogger("llmeval")
@@ -50,6 +51,8 @@ def row_extras(source: InputFile, response_key: str) -> list[dict[str, Any]]:
     rows: list[tuple[Any, Any, dict[str, Any]]] = []
     seen: set[tuple[Any, Any]] = set()
     for _, row in read_dicts(source.path):
+        if row.get("finish_reason") == CONTEXT_REJECTED:  # not a sample, as for eval
+            continue
         pid = row.get("problem_id", row.get("doc_id"))
         idx = row.get("sample_idx", row.get("sample_index"))
         key = (str(pid) if pid is not None else ("prompt", row.get("prompt")), idx)

@@ -10,7 +10,8 @@ import contextlib
 import os
 from pathlib import Path
 
-from llmeval.files import JsonlAppender, read_models, repair_tail
+from llmeval.appender import JsonlAppender
+from llmeval.files import read_models
 from llmeval.records import Verdict
 
 SUFFIX = ".verdicts.jsonl"
@@ -59,8 +60,7 @@ class VerdictCache:
 
     def _writer(self, path: Path) -> JsonlAppender:
         writer = self._writers.get(path)
-        if writer is None:
-            repair_tail(path)
+        if writer is None:  # appends lock the file: two evals may share one cache
             writer = self._writers[path] = JsonlAppender(path)
         return writer
 

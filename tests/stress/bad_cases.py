@@ -185,6 +185,91 @@ def eval_cache_full(d: Path, env: Env) -> Setup:
     return Setup(["eval", str(path), "--no-progress"], path, str(cache), 1_000, whole=cache)
 
 
+def folder_unmakeable(how: str) -> Callable[[Path, Env], Setup]:
+    """infer's output folder cannot be created: under a file, or on a read-only disk."""
+
+    def build(d: Path, env: Env) -> Setup:
+        inp = _write(d / "aime24.jsonl", INPUT)
+        if how == "file":
+            folder = _write(d / "notes.txt", b"a file") / "run"
+            return Setup(_infer(env.url, inp, folder / "out.jsonl"), inp, str(folder))
+        ro = _read_only(d, env)
+        if ro is None:
+            return Setup([], skip="no read-only folder: root without tmpfs mounts")
+        env.mounts.make_read_only(ro)
+        return Setup(_infer(env.url, inp, ro / "run" / "out.jsonl"), inp, str(ro / "run"))
+
+    return build
+
+
+def not_writable(d: Path, env: Env) -> Setup:
+    """The output refuses writes, as a file of another user would: exit 5, unchanged."""
+    inp, out = _write(d / "aime24.jsonl", INPUT), _write(d / "out.jsonl", GOOD)
+    env.mounts.freeze(out)
+    return Setup(_infer(env.url, inp, out), out, str(out))
+
+
+def full_unterminated(d: Path, env: Env) -> Setup:
+    """The output's whole last line lacks its newline and the disk is full: exit 5, unchanged."""
+    rows = _rows(*[_gen(p["id"], k, answer=p["answer"]) for p in PROBLEMS for k in range(40)])
+    inp, out = _write(d / "aime24.jsonl", INPUT), _write(d / "out.jsonl", rows[:-1])
+    argv = _infer(env.url, inp, out, "--n-samples", "41")
+    return Setup(argv, out, str(out), fsize=len(rows) - 1)
+
+
+def spec_unusable(cmd: str, how: str) -> Callable[[Path, Env], Setup]:
+    """The run spec beside the file is a folder, or unreadable: exit 2 naming it."""
+
+    def build(d: Path, env: Env) -> Setup:
+        if how == "unreadable" and os.geteuid() == 0:
+            return Setup([], skip="root reads any file")
+        out = _write(d / "aime24_run.jsonl", GOOD)
+        spec = Path(f"{out}.spec.json")
+        spec.mkdir() if how == "folder" else _write(spec, b"{}").chmod(0)
+        argv = ["eval", str(out), "--no-progress"]
+        if cmd == "infer":
+            argv = _infer(env.url, _write(d / "aime24.jsonl", INPUT), out)
+        return Setup(argv, out, str(spec))
+
+    return build
+
+
+def fifo(what: str) -> Callable[[Path, Env], Setup]:
+    """A named pipe where a file belongs (infer's input or output, eval's file or cache): one
+    line naming it, never a hang."""
+
+    def build(d: Path, env: Env) -> Setup:
+        inp, out = d / "aime24.jsonl", d / "out.jsonl"
+        pipe = {"input": inp, "output": out, "eval": out, "cache": Path(f"{out}.verdicts.jsonl")}
+        os.mkfifo(pipe[what])
+        if what == "input":
+            _write(out, GOOD)
+        elif what != "eval":
+            _write(inp if what == "output" else out, INPUT if what == "output" else GOOD)
+        if what in ("eval", "cache"):
+            return Setup(
+                ["eval", str(out), "--task", "aime24", "--no-progress"], None, str(pipe[what])
+            )
+        watched = out if what == "input" else inp
+        return Setup(_infer(env.url, inp, out), watched, str(pipe[what]))
+
+    return build
+
+
+def not_utf8_names(cmd: str) -> Callable[[Path, Env], Setup]:
+    """File names that are not UTF-8 (bytes 0xff) work: infer writes its spec, eval its result."""
+
+    def build(d: Path, env: Env) -> Setup:
+        name = os.fsdecode(b"aime24_\xff.jsonl")
+        if cmd == "infer":
+            inp = _write(d / os.fsdecode(b"in\xff.jsonl"), INPUT)
+            return Setup(_infer(env.url, inp, d / name, "--task", "aime24"), inp)
+        path = _write(d / name, GOOD)
+        return Setup(["eval", str(path), "--no-progress", "--result-json", str(d / "r.json")], path)
+
+    return build
+
+
 P0, P1, *_ = INPUT.splitlines(keepends=True)
 G0, G1, G2, *_ = GOOD.splitlines(keepends=True)
 WRONG_TYPE = json.dumps({**PROBLEMS[2], "answer": ["4"]}).encode() + b"\n"
@@ -247,6 +332,21 @@ CASES = [
     Case("eval: read-only folder for --export-verdicts", read_only("export"), 5),
     Case("eval: --export-verdicts hits the file-size limit", export_full, 5),
     Case("eval: verdict cache hits the file-size limit", eval_cache_full, 5),
+    # folders, permissions, pipes, full disks and names that are not UTF-8
+    Case("infer: output folder under a file", folder_unmakeable("file"), 5),
+    Case("infer: output folder on a read-only disk", folder_unmakeable("read-only"), 5),
+    Case("infer: output not writable (another user's)", not_writable, 5),
+    Case("infer: full disk, last line without its newline", full_unterminated, 5),
+    Case("infer: the spec is a folder", spec_unusable("infer", "folder"), 2),
+    Case("infer: the spec is unreadable", spec_unusable("infer", "unreadable"), 2),
+    Case("infer: the input is a FIFO", fifo("input"), 2),
+    Case("infer: the output is a FIFO", fifo("output"), 2),
+    Case("infer: file names that are not UTF-8", not_utf8_names("infer"), 0),
+    Case("eval: the spec is a folder", spec_unusable("eval", "folder"), 2),
+    Case("eval: the spec is unreadable", spec_unusable("eval", "unreadable"), 2),
+    Case("eval: the file is a FIFO", fifo("eval"), 2),
+    Case("eval: the verdict cache is a FIFO", fifo("cache"), 2),
+    Case("eval: a file name that is not UTF-8", not_utf8_names("eval"), 0),
     # report
     Case("report: non-JSON line in the middle", judged("report", G0 + b"nope\n" + G1, 2), 2),
     Case("report: binary file", judged("report", BINARY, 1), 2),

@@ -81,7 +81,8 @@ def run_case(case: Case, d: Path, env: Env) -> Outcome:
         return Outcome(case.name, skipped=setup.skip)
     before = setup.watched.read_bytes() if setup.watched and setup.watched.is_file() else None
     envvars = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
-    done = subprocess.run(command(setup.argv), capture_output=True, text=True, env=envvars,
+    done = subprocess.run(command(setup.argv), capture_output=True, text=True, errors="replace",
+                          env=envvars,
                           preexec_fn=_limit(setup.fsize), timeout=300)  # fmt: skip
     errors = [ln for ln in done.stderr.splitlines() if ": error: " in ln]
     out = Outcome(case.name, done.returncode, errors[0] if errors else "")

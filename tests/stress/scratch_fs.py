@@ -17,6 +17,7 @@ class Mounts:
     def __init__(self) -> None:
         self.points: list[Path] = []
         self.chmodded: list[Path] = []
+        self.frozen: list[Path] = []
 
     def tmpfs(self, path: Path, size: int) -> bool:
         """Mount a tmpfs of `size` bytes on `path` (created); False when not possible."""
@@ -43,14 +44,27 @@ class Mounts:
         self.chmodded.append(path)
         return True
 
+    def freeze(self, path: Path) -> None:
+        """Make a file refuse writes as another user's would: immutable (`chattr +i`, which stops
+        root too), else read-only (`chmod 444`, when not root)."""
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "+i", str(path)], check=True, capture_output=True)
+        else:
+            path.chmod(0o444)
+        self.frozen.append(path)
+
     def close(self) -> None:
-        """Undo every mount and chmod."""
+        """Undo every mount, chmod and chattr."""
+        for path in self.frozen:
+            if os.geteuid() == 0:
+                subprocess.run(["chattr", "-i", str(path)], capture_output=True)
         for path in reversed(self.points):
             subprocess.run(["umount", "-l", str(path)], capture_output=True)
         for path in self.chmodded:
             path.chmod(0o755)
         self.points.clear()
         self.chmodded.clear()
+        self.frozen.clear()
 
     def __enter__(self) -> Mounts:
         return self
