@@ -19,7 +19,6 @@ from llmeval import __version__
 from llmeval.client.chat_client import ChatClient, ClientConfig
 from llmeval.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, ServerError
 from llmeval.files import JsonlAppender, repair_tail, write_json_atomic
-from llmeval.infer.problems import InputKeys, load_problems
 from llmeval.infer.progress import (
     Snapshot,
     Tally,
@@ -30,6 +29,7 @@ from llmeval.infer.progress import (
 )
 from llmeval.infer.resume import check_spec, done_keys, output_lock, spec_path
 from llmeval.infer.runner import Job, run_jobs
+from llmeval.problems import InputKeys, load_problems
 from llmeval.records import Problem, RunSpec
 
 log = logging.getLogger("llmeval")
