@@ -168,7 +168,7 @@ def test_broken_line_names_file_and_line(
     assert "aime24_x.jsonl:2: not valid JSON" in capsys.readouterr().err
     path.write_text(json.dumps({"prompt": "p", "gen": "x"}) + "\n")
     assert main(["eval", str(path), "--no-progress"]) == 2
-    assert "aime24_x.jsonl: no row has a gold answer ('answer')" in capsys.readouterr().err
+    assert "aime24_x.jsonl: no row has a gold answer under 'answer'" in capsys.readouterr().err
 
 
 def test_problems_without_a_gold_are_ungraded_and_the_rest_scored(
