@@ -23,7 +23,7 @@ from bench.harness import PYTHON, _cpu_s, machine, measure, median_measure, repe
 SCAN = """
 import sys
 from llmeval.infer.run import plan
-from llmeval.infer.problems import load_problems
+from llmeval.problems import load_problems
 from llmeval.infer.resume import done_keys
 done = done_keys(sys.argv[1])
 jobs = list(plan(load_problems(sys.argv[2]), int(sys.argv[3]), done, 0))

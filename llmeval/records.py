@@ -27,7 +27,7 @@ class _Record(BaseModel):
 
 
 def _to_text(value: Any) -> Any:
-    """Coerce a numeric gold answer (other tools write 27 or 27.0) to text."""
+    """Coerce a numeric gold answer or problem id (other tools write 27 or 27.0) to text."""
     if isinstance(value, bool):
         return value
     if isinstance(value, int | float):
@@ -100,12 +100,7 @@ class Generation(_Record):
     meta: dict[str, Any] = Field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
 
-    _coerce_answer = field_validator("answer", mode="before")(_to_text)
-
-    @property
-    def key(self) -> tuple[str, int]:
-        """The identity of a sample within a run."""
-        return (self.problem_id, self.sample_idx)
+    _coerce_text = field_validator("problem_id", "answer", mode="before")(_to_text)
 
 
 class SampleKey(_Record):
@@ -116,6 +111,8 @@ class SampleKey(_Record):
     problem_id: str
     sample_idx: int = Field(ge=0)
     finish_reason: Any = None
+
+    _coerce_id = field_validator("problem_id", mode="before")(_to_text)
 
 
 class RunSpec(_Record):
@@ -217,11 +214,13 @@ class JudgeScore(_Record):
 
 
 class TaskScore(_Record):
-    """The figures of one generation file (one task); fractions are 0-1."""
+    """The figures of one generation file: one run of one model on one task; fractions 0-1."""
 
     task: str
+    model: str  # the run spec's model, else the rows' `model`, else the file's folder
     file: str
     n_problems: int
+    n_problems_missing: int = 0  # asked (run spec's input, else the task's data) but no sample
     n_samples: int  # n: samples per problem expected (run spec, else the most any problem has)
     samples_expected: int
     samples_scored: int
@@ -245,7 +244,7 @@ class TaskScore(_Record):
     judge: JudgeScore | None = None  # with --judge-url: `accuracy` stays the rules' alone
     truncation_rate: float | None = None
     mean_completion_tokens: float | None = None
-    complete: bool
+    complete: bool  # every problem asked has every sample
     by_subject: dict[str, GroupScore] = Field(default_factory=dict)
     by_level: dict[str, GroupScore] = Field(default_factory=dict)
     problems: list[ProblemScore] = Field(default_factory=list)

@@ -112,7 +112,7 @@ DEEP = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 
 def test_json_nested_too_deeply_is_a_bad_line_not_a_crash(tmp_path: Path) -> None:
     from llmeval.client.protocol import MalformedResponse, error_message, parse_completion
-    from llmeval.infer.problems import load_problems
+    from llmeval.problems import load_problems
 
     path = tmp_path / "p.jsonl"
     path.write_bytes(b'{"id": "1", "problem": "x", "answer": "1"}\n' + DEEP + b"\n")

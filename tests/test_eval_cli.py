@@ -168,7 +168,7 @@ def test_broken_line_names_file_and_line(
     assert "aime24_x.jsonl:2: not valid JSON" in capsys.readouterr().err
     path.write_text(json.dumps({"prompt": "p", "gen": "x"}) + "\n")
     assert main(["eval", str(path), "--no-progress"]) == 2
-    assert "aime24_x.jsonl: no row has a gold answer ('answer')" in capsys.readouterr().err
+    assert "aime24_x.jsonl: no row has a gold answer under 'answer'" in capsys.readouterr().err
 
 
 def test_problems_without_a_gold_are_ungraded_and_the_rest_scored(
@@ -239,3 +239,25 @@ def test_task_from_the_rows_own_task_field(tmp_path: Path) -> None:
     rows = [r | {"task": "aime24"} for r in hand_rows()]
     code, result = run_eval(tmp_path, str(write_jsonl(tmp_path / "run_0001.jsonl", rows)))
     assert code == 0 and result["tasks"][0]["task"] == "aime24"
+
+
+def test_every_figure_of_the_lenient_policy_uses_its_answers(tmp_path: Path) -> None:
+    """maj@k and the majority answer read the lenient answer (an anchored one, no box); the
+    export carries both policies' status and answer."""
+    rows = [
+        generation("aime24/1", i, "204", text)
+        for i, text in enumerate(["The answer is 204.", "The answer is 204.", "\\boxed{7}"])
+    ]
+    path = write_jsonl(tmp_path / "aime24_lenient.jsonl", rows)
+    exported = tmp_path / "v.jsonl"
+    code, result = run_eval(tmp_path, str(path), "--policy", "lenient", "--export-verdicts",
+                            str(exported))  # fmt: skip
+    assert code == 0
+    (task,) = result["tasks"]
+    assert task["accuracy"] == pytest.approx(2 / 3) and task["policies"]["strict"] == 0.0
+    assert task["maj_at_k"]["1"] == pytest.approx(task["pass_at_k"]["1"])
+    assert task["maj_at_k"]["3"] == 1.0 and task["problems"][0]["majority_answer"] == "204"
+    first = json.loads(exported.read_text().splitlines()[0])
+    assert (first["status"], first["pred"]) == ("correct", "204")
+    assert first["strict"] == {"status": "no_answer", "pred": None}
+    assert first["lenient"] == {"status": "correct", "pred": "204"}

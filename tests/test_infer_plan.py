@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from llmeval.errors import InputError
-from llmeval.infer.problems import InputKeys, derived_id, load_problems, user_message
 from llmeval.infer.run import count_missing, plan, sample_seed, unknown_ids
+from llmeval.problems import InputKeys, derived_id, load_problems, user_message
 from llmeval.records import Problem
 from llmeval.tasks import MATH_TEMPLATE
 from tests.infer_helpers import AIME24, write_jsonl

@@ -24,7 +24,7 @@ def test_append_and_read_back(tmp_path: Path) -> None:
     with JsonlAppender(out) as app:
         for i in range(3):
             app.write(_gen("a", i))
-    got = [(n, r.key) for n, r in read_models(out, Generation)]
+    got = [(n, (r.problem_id, r.sample_idx)) for n, r in read_models(out, Generation)]
     assert got == [(1, ("a", 0)), (2, ("a", 1)), (3, ("a", 2))]
 
 

@@ -20,7 +20,8 @@ from llmeval.evaluate.metrics import (
     summarize,
 )
 from llmeval.evaluate.scoring import task_score, vote_class
-from llmeval.tasks import get_task
+from llmeval.records import RunSpec
+from llmeval.tasks import TASKS
 
 
 def _o(pid: str, idx: int, status: str, vote: str | None = "v", truncated: bool = False) -> Outcome:
@@ -126,6 +127,17 @@ def _sample(pid: str, idx: int, pred: str | None, gold: str = "5", **kw: object)
     return Sample(pid, idx, gold, pred, bool(kw.get("truncated")), kw.get("tokens"), meta)  # type: ignore[arg-type]
 
 
+def _file(task: str, samples: list[Sample], statuses: list[str], n: int | None = None) -> InputFile:
+    """A read file whose samples carry `statuses` (both policies alike); `n` from a run spec."""
+    for sample, status in zip(samples, statuses, strict=True):
+        sample.status = {"strict": status, "lenient": status}
+    spec = None
+    if n is not None:
+        spec = RunSpec(model="m", n_samples=n, temperature=0.6, top_p=0.95, max_tokens=9,
+                       seed=0, prompt_template="{problem}")  # fmt: skip
+    return InputFile(Path(f"{task}_x.jsonl"), TASKS[task], samples, spec=spec)
+
+
 def test_task_score_counts_missing_and_groups() -> None:
     samples = [
         _sample("a", 0, "5", tokens=100, meta={"subject": "Algebra", "level": 1}),
@@ -135,8 +147,7 @@ def test_task_score_counts_missing_and_groups() -> None:
         _sample("b", 1, "5", meta={"subject": "Geometry", "level": 3}),
     ]
     statuses = ["correct", "incorrect", "incorrect", "no_answer", "correct"]
-    source = InputFile(Path("math500_x.jsonl"), get_task("math500"), samples, spec_n=4)  # type: ignore[arg-type]
-    score = task_score(source, statuses)
+    score = task_score(_file("math500", samples, statuses, n=4), "strict")
     assert (score.n_problems, score.n_samples, score.samples_expected) == (2, 4, 8)
     assert (score.samples_scored, score.samples_missing, score.complete) == (5, 3, False)
     assert (score.n_correct, score.n_incorrect, score.n_no_answer) == (2, 2, 1)
@@ -159,8 +170,7 @@ def test_wrong_answers_spelled_differently_vote_together() -> None:
         _sample("a", 1, "\\dfrac{1}{2}"),
         _sample("a", 2, "\\frac{1}{2}"),
     ]
-    source = InputFile(Path("aime24.jsonl"), get_task("aime24"), samples)  # type: ignore[arg-type]
-    score = task_score(source, ["correct", "incorrect", "incorrect"])
+    score = task_score(_file("aime24", samples, ["correct", "incorrect", "incorrect"]), "strict")
     assert score.maj_at_k["3"] == 0.0 and score.problems[0].majority_answer == "\\dfrac{1}{2}"
 
 
@@ -192,8 +202,8 @@ def test_a_wrong_value_written_three_ways_outvotes_two_right_answers() -> None:
     samples = [_sample("a", i, pred) for i, pred in enumerate(
         ["5", "\\frac{2}{4}", "5", "1/2", "\\dfrac{1}{2}"]
     )]  # fmt: skip
-    source = InputFile(Path("aime24.jsonl"), get_task("aime24"), samples)  # type: ignore[arg-type]
-    score = task_score(source, ["correct", "incorrect", "correct", "incorrect", "incorrect"])
+    statuses = ["correct", "incorrect", "correct", "incorrect", "incorrect"]
+    score = task_score(_file("aime24", samples, statuses), "strict")
     assert score.maj_at_k["5"] == 0.0 and not score.problems[0].majority_correct
     assert score.problems[0].majority_answer == "\\frac{2}{4}"  # the class's first spelling
 

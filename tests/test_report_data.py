@@ -14,6 +14,7 @@ from llmeval.report.data import (
     group_problems,
     length_cap_curve,
     length_histograms,
+    match_problems,
     paired_diff,
     pass_maj_curve,
     percentile,
@@ -74,11 +75,11 @@ def test_stderr_curve_splits_samples_into_disjoint_groups() -> None:
     assert math.isnan(curve["sample_stderr"][0])  # one sample per problem: not estimable
 
 
-def test_default_caps() -> None:
-    assert default_caps(0) == [512, 1024, 2048]
-    assert default_caps(4000) == [1024, 2048, 4096]
-    assert default_caps(5000) == [2048, 4096, 8192]
+def test_default_caps_end_at_the_runs_max_tokens() -> None:
     assert default_caps(32768) == [2048, 4096, 8192, 16384, 32768]
+    assert default_caps(128) == [8, 16, 32, 64, 128]  # never a 512-token cap on a 128 run
+    assert default_caps(5000) == [312, 625, 1250, 2500, 5000]
+    assert default_caps(3) == [1, 3] and default_caps(0) == []
 
 
 def test_length_cap_curve_counts_longer_samples_as_wrong() -> None:
@@ -121,7 +122,7 @@ def test_difficulty_sorted_easiest_first_ties_in_problem_order() -> None:
 def test_paired_difference_and_flips() -> None:
     run = _problems({"p1": "cc", "p2": "cw", "p3": "ww", "p4": "cc"})
     base = _problems({"p1": "ww", "p2": "cc", "p3": "ww", "p5": "cc"})
-    d = paired_diff("t", run, base)
+    d = paired_diff("t", run, base, match_problems(run, base, {}, {}))
     assert (d.n_common, d.only_run, d.only_baseline) == (3, 1, 1)
     assert d.run == pytest.approx(0.5) and d.baseline == pytest.approx(1 / 3)
     assert d.diff == pytest.approx(1 / 6)
@@ -135,7 +136,7 @@ def test_paired_difference_and_flips() -> None:
 def test_paired_stderr_is_zero_for_a_constant_shift() -> None:
     run = _problems({"a": "cc", "b": "cw", "c": "cw"})
     base = _problems({"a": "cw", "b": "ww", "c": "ww"})
-    d = paired_diff("t", run, base)
+    d = paired_diff("t", run, base, match_problems(run, base, {}, {}))
     assert d.diff == pytest.approx(0.5) and d.stderr == pytest.approx(0.0)
 
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from llmeval.errors import UsageError
+from llmeval.evaluate.inputs import RowKeys
 from llmeval.evaluate.run import DEFAULT_TIMEOUT_S, EvalOptions, EvalResult, run_eval
 from llmeval.evaluate.table import EvalProgress, export_verdicts, print_report
 from llmeval.files import write_json_atomic
@@ -56,11 +57,13 @@ def add_judging_options(parser: argparse.ArgumentParser) -> None:
     add("--judge-workers", type=int, default=8, help="judge requests in flight (default 8)")
     add("--judge-max-tokens", type=int, default=2048, help="the judge's reply budget (2048)")
     add("--answer-key", default="answer", help="field of the gold answer")
-    add("--response-key", default="gen", help="field of the model output")
+    add("--response-key", default="gen", help="field of the model output (a list: n samples)")
+    add("--id-key", help="field of the problem id (default: problem_id, else doc_id, else the "
+        "prompt's hash)")  # fmt: skip
     add("--no-progress", action="store_true", help="no progress display")
 
 
-def options_from_args(args: argparse.Namespace) -> EvalOptions:
+def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> EvalOptions:
     """Check the flags and turn them into `EvalOptions`."""
     paths = list(args.paths) + list(args.input_path)
     if not paths:
@@ -93,16 +96,16 @@ def options_from_args(args: argparse.Namespace) -> EvalOptions:
         workers=args.workers,
         timeout_s=args.timeout,
         memory_mb=args.memory_mb or None,
-        answer_key=args.answer_key,
-        response_key=args.response_key,
+        keys=RowKeys(args.answer_key, args.response_key, args.id_key),
+        keep_texts=keep_texts,
         policy=args.policy,
         judge=judge,
     )
 
 
-def judge(args: argparse.Namespace) -> EvalResult:
+def judge(args: argparse.Namespace, keep_texts: bool = False) -> EvalResult:
     """Judge the files the flags name, with the progress display they ask for."""
-    options = options_from_args(args)
+    options = options_from_args(args, keep_texts)
     progress = EvalProgress(enabled=not (args.no_progress or args.quiet))
     try:
         return run_eval(options, progress)
@@ -111,11 +114,12 @@ def judge(args: argparse.Namespace) -> EvalResult:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Judge, print the table, write the JSON result and the verdict export."""
+    """Judge, write the JSON result and the verdict export, then print the table (a reader
+    that closes stdout early, as `| head` does, loses nothing and is no error)."""
     result = judge(args)
-    print_report(result.report)
     if args.result_json:
         write_json_atomic(args.result_json, result.report)
     if args.export_verdicts:
         export_verdicts(args.export_verdicts, result)
+    print_report(result.report)
     return 0

@@ -82,8 +82,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def options_from_args(args: argparse.Namespace) -> InferOptions:
     """Check the flags and build `InferOptions`."""
     from llmeval.client.endpoints import ClientConfig, normalize_base_url
-    from llmeval.infer.problems import InputKeys
     from llmeval.infer.run import InferOptions
+    from llmeval.problems import InputKeys
 
     if args.http is not None:
         raise UsageError(

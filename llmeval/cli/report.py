@@ -37,17 +37,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run, input_path=[])
 
 
+def _check_comparable(diffs: list, baseline: list[str]) -> None:
+    """A comparison of nothing is refused: no task in both runs, or no problem in both."""
+    if not diffs:
+        raise UsageError(f"--baseline {' '.join(baseline)}: no task in both runs to compare")
+    if not any(d.n_common for d in diffs):
+        shown = "; ".join(f"{d.task}: {d.only_run} vs {d.only_baseline} problems" for d in diffs)
+        raise UsageError(
+            f"--baseline {' '.join(baseline)}: no problem is in both runs, by id or by problem "
+            f"text ({shown}): nothing to compare"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Judge the run (and the baseline), build the report, write it."""
     if args.out.is_dir():
         raise UsageError(f"--out {args.out} is a folder; give a file name")
     started = time.monotonic()
-    result = judge(args)
+    result = judge(args, keep_texts=True)
     # the HTML side loads when `report` runs, not for every command
+    from llmeval.report.data import compare
     from llmeval.report.html import render_report
     from llmeval.report.inputs import run_from_eval
 
-    current = run_from_eval(result, args.label, args.response_key)
+    current = run_from_eval(result, args.label)
     meta = {
         "model": current.label,
         "files": ", ".join(str(f.path) for f in result.files),
@@ -59,10 +72,11 @@ def run(args: argparse.Namespace) -> int:
     baseline = None
     if args.baseline:
         args.paths = args.baseline  # judged with the same options
-        baseline = run_from_eval(judge(args), args.baseline_label, args.response_key)
+        baseline = run_from_eval(judge(args, keep_texts=True), args.baseline_label)
         if baseline.label == current.label:
             baseline.label += " (baseline)"
         meta["baseline"] = baseline.label
+        _check_comparable(compare(current, baseline), args.baseline)
     page = render_report(current, meta, baseline, not args.no_compress)
     with atomic_file(args.out) as handle:
         handle.write(page.encode("utf-8", "replace"))

@@ -1,11 +1,9 @@
-"""Files of `eval`: find generation files, their run spec and task, and problem metadata
-(MATH-500 subject and level) from the task's data file when the rows lack it."""
+"""Files of `eval`: find generation files, their run spec and task."""
 
 from __future__ import annotations
 
 import glob
 import json
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -87,31 +85,3 @@ def resolve_task(path: Path, flag: str | None, spec: RunSpec | None) -> Task:
     if task is None:
         raise InputError(path, "cannot tell the task from the file name; pass --task NAME")
     return task
-
-
-@lru_cache(maxsize=16)
-def _data_meta(task_name: str) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    """{problem id: meta} and {problem text: meta} from a task's data file (empty if none)."""
-    task = get_task(task_name)
-    by_id: dict[str, dict[str, Any]] = {}
-    by_text: dict[str, dict[str, Any]] = {}
-    if task is None or not task.data_file.exists():
-        return by_id, by_text
-    for line in task.data_file.open(encoding="utf-8"):
-        row = json.loads(line)
-        meta = {k: row[k] for k in META_FIELDS if k in row}
-        if meta:
-            by_id[str(row["id"])] = meta
-            by_text[row.get("problem") or ""] = meta
-    return by_id, by_text
-
-
-def problem_meta(task: Task, problem_id: str, prompt: Any) -> dict[str, Any]:
-    """Subject and level of a problem from the task's data file: by id, else by its text
-    inside the prompt (upstream rows); {} when the data file has none."""
-    by_id, by_text = _data_meta(task.name)
-    if problem_id in by_id:
-        return by_id[problem_id]
-    if not isinstance(prompt, str):
-        return {}
-    return next((meta for text, meta in by_text.items() if text and text in prompt), {})

@@ -1,11 +1,14 @@
 """Inputs of `eval`: read the rows of a generation file into slim samples. Rows are ours
-(`Generation`) or upstream LLMEval's (`prompt`, `answer`, `gen` as a string or a one-element
-list, optional `doc_id`/`sample_index`). Big texts are dropped after extraction."""
+(`Generation`), upstream LLMEval's (`prompt`, `answer`, `gen` as a string or a one-element
+list, optional `doc_id`/`sample_index`) or other harnesses' (a list of n outputs in the
+response field, other keys named by flags). Big texts are dropped after extraction unless
+the report asks for them."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,12 +22,25 @@ from llmeval.evaluate.extract import (
     extract_choice,
     extract_math,
 )
-from llmeval.evaluate.files import META_FIELDS, problem_meta, read_spec, resolve_task
+from llmeval.evaluate.files import META_FIELDS, read_spec, resolve_task
 from llmeval.files import read_dicts
-from llmeval.records import CONTEXT_REJECTED, token_count
+from llmeval.records import CONTEXT_REJECTED, RunSpec, token_count
 from llmeval.tasks import Task
 
 log = logging.getLogger("llmeval")
+PROBLEM_TEXT_KEYS = ("prompt", "problem", "question")  # where a row's problem text may be
+
+
+@dataclass(frozen=True, slots=True)
+class Texts:
+    """What the report shows of a sample beyond its verdict (kept only when asked for)."""
+
+    gen: str
+    reasoning: str | None
+    finish_reason: str | None
+    latency_s: float | None
+    ttft_s: float | None
+    endpoint: str | None
 
 
 @dataclass(slots=True)
@@ -39,6 +55,12 @@ class Sample:
     completion_tokens: int | None
     meta: dict[str, Any]
     anchored: str | None = None  # no box: the answer after a final-answer anchor (lenient)
+    texts: Texts | None = None
+    # set by eval: the verdict status under each policy (`ungraded` without a gold), and the
+    # LLM judge's "yes" / "no" / "" (no verdict) with its reply, where it was asked
+    status: dict[str, str] = field(default_factory=dict)
+    judge: str | None = None
+    judge_reply: str = ""
 
     @property
     def answer(self) -> str | None:
@@ -49,128 +71,215 @@ class Sample:
         """The answer a policy judges: the boxed one; under lenient, else the anchored one."""
         return self.answer if policy == "lenient" else self.pred
 
+    def correct(self, policy: str) -> bool:
+        """What every figure counts as right: verified correct, and not cut off."""
+        return self.status[policy] == "correct" and not self.truncated
+
 
 @dataclass
 class InputFile:
-    """One generation file read: its task, samples, the run spec's n, duplicates dropped."""
+    """One generation file read: its task and model, samples, run spec, duplicates dropped."""
 
     path: Path
     task: Task
     samples: list[Sample] = field(default_factory=list)
-    spec_n: int | None = None
+    spec: RunSpec | None = None
     duplicates: int = 0
-    prompts: dict[str, str] = field(default_factory=dict)  # problem id -> its prompt (judge)
+    prompts: dict[str, str] = field(default_factory=dict)  # problem id -> its text (judge)
+    model: str = ""  # the run spec's, else the rows' `model`, else the folder's name
+    problems_missing: list[str] = field(default_factory=list)  # asked, but without a sample
+    reference_ids: dict[str, str] = field(default_factory=dict)  # id -> the data file's id
+
+    @property
+    def spec_n(self) -> int | None:
+        """The samples per problem the run asked for (None without a run spec)."""
+        return self.spec.n_samples if self.spec else None
+
+
+@dataclass(frozen=True)
+class RowKeys:
+    """Which row fields hold the gold, the output(s) and the problem id (None: detect)."""
+
+    answer: str = "answer"
+    response: str = "gen"
+    id: str | None = None
 
 
 def _text(value: Any, what: str, path: Path, lineno: int) -> str:
-    """A text field as text: numbers (27, 27.0) and one-element lists unwrapped, None empty."""
-    if value is None:
+    """A text field as text: numbers (27, 27.0) as text, None and NaN empty."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return ""
-    if isinstance(value, list):
-        if len(value) != 1:
-            raise InputError(path, f"{what}: expected one element, got {len(value)}", line=lineno)
+    if isinstance(value, list) and len(value) == 1:
         value = value[0]
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise InputError(path, f"{what}: expected text, got {type(value).__name__}", line=lineno)
     return str(value)
 
 
+def _number(value: Any) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None
+
+
+def _tokens(row: dict[str, Any]) -> int | None:
+    """The completion tokens a row reports, when it is a sane count (servers send garbage)."""
+    usage = row.get("usage")
+    return token_count(usage.get("completion_tokens")) if isinstance(usage, dict) else None
+
+
+def _keys_hint(row: dict[str, Any]) -> str:
+    """The row's keys, and the flags of the Qwen2.5-Math harness layout when it is that."""
+    hint = f"the row has: {', '.join(sorted(row)[:20])}"
+    if isinstance(row.get("code"), list) and {"gt", "idx"} <= row.keys():
+        hint += "; a Qwen2.5-Math harness file: --response-key code --answer-key gt --id-key idx"
+    return hint
+
+
 class _RowReader:
     """Turns the rows of one file into samples, numbering id-less rows per problem."""
 
-    def __init__(self, path: Path, task: Task, answer_key: str, response_key: str) -> None:
-        self.path, self.task = path, task
-        self.answer_key, self.response_key = answer_key, response_key
+    def __init__(self, path: Path, task: Task, keys: RowKeys, keep_texts: bool) -> None:
+        self.path, self.task, self.keys, self.keep_texts = path, task, keys, keep_texts
         self.counters: Counter[str] = Counter()
-        self.data_meta: dict[str, dict[str, Any]] = {}
 
-    def sample(self, lineno: int, row: dict[str, Any]) -> Sample:
-        if self.response_key not in row:  # (a missing gold: the sample is not graded)
-            raise InputError(self.path, f"no {self.response_key!r} field", line=lineno)
-        gold = _text(row.get(self.answer_key), self.answer_key, self.path, lineno).strip()
-        gen = _text(row[self.response_key], self.response_key, self.path, lineno)
-        problem_id, sample_idx = self._ids(row, lineno)
+    def samples(self, lineno: int, row: dict[str, Any]) -> list[Sample]:
+        """The samples of one row: one, or one per output when the response field is a list."""
+        key = self.keys.response
+        if key not in row:  # (a missing gold: the sample is not graded)
+            raise InputError(
+                self.path,
+                f"no {key!r} field ({_keys_hint(row)}); name it with --response-key",
+                line=lineno,
+            )
+        outputs = row[key] if isinstance(row[key], list) else [row[key]]
+        if not outputs:
+            raise InputError(self.path, f"{key}: an empty list of outputs", line=lineno)
+        gold = _text(row.get(self.keys.answer), self.keys.answer, self.path, lineno).strip()
+        problem_id = self._problem_id(row, lineno)
+        first = self._first_index(row, problem_id, len(outputs), lineno)
+        meta = dict(row["meta"]) if isinstance(row.get("meta"), dict) else {}
+        meta.update({name: row[name] for name in META_FIELDS if name in row})
+        return [
+            self._sample(row, _text(out, key, self.path, lineno), problem_id, first + j, gold, meta)
+            for j, out in enumerate(outputs)
+        ]
+
+    def _sample(
+        self, row: dict[str, Any], gen: str, pid: str, idx: int, gold: str, meta: dict[str, Any]
+    ) -> Sample:
         prompt = row.get("prompt")
         starts_in_think = isinstance(prompt, str) and prompt.rstrip().endswith(THINK_OPEN)
         reasoning = row.get("reasoning") or row.get("reasoning_content")
-        output = (gen, reasoning if isinstance(reasoning, str) else None, starts_in_think)
-        truncated = row.get("finish_reason") in TRUNCATED_REASONS
+        reasoning = reasoning if isinstance(reasoning, str) else None
+        output = (gen, reasoning, starts_in_think)
+        finish = row.get("finish_reason")
+        truncated = finish in TRUNCATED_REASONS
         pred = extract_choice(*output) if self.task.kind == "choice" else extract_math(*output)
         anchored = None  # the lenient policy's answer of a finished math output without a box
         if pred is None and self.task.kind == "math" and not truncated:
             anchored = extract_anchored(*output)
-        usage = row.get("usage")
-        tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
-        return Sample(
-            problem_id=problem_id,
-            sample_idx=sample_idx,
-            gold=gold,
-            pred=pred,
-            truncated=truncated,
-            completion_tokens=token_count(tokens),
-            meta=self._meta(problem_id, row),
-            anchored=anchored,
-        )
+        texts = None
+        if self.keep_texts:
+            endpoint = row.get("endpoint")
+            texts = Texts(
+                gen,
+                reasoning,
+                finish if isinstance(finish, str) else None,
+                _number(row.get("latency_s")),
+                _number(row.get("ttft_s")),
+                endpoint if isinstance(endpoint, str) else None,
+            )
+        return Sample(pid, idx, gold, pred, truncated, _tokens(row), meta, anchored, texts)
 
-    def _meta(self, problem_id: str, row: dict[str, Any]) -> dict[str, Any]:
-        """The row's metadata, completed from the task's data file (one look-up per problem)."""
-        meta = dict(row["meta"]) if isinstance(row.get("meta"), dict) else {}
-        for name in META_FIELDS:
-            if name in row:
-                meta.setdefault(name, row[name])
-        if all(name in meta for name in META_FIELDS):
-            return meta
-        if problem_id not in self.data_meta:
-            self.data_meta[problem_id] = problem_meta(self.task, problem_id, row.get("prompt"))
-        return {**self.data_meta[problem_id], **meta}
-
-    def _ids(self, row: dict[str, Any], lineno: int) -> tuple[str, int]:
-        """(problem id, sample index): ours, upstream's, or numbered in order per prompt."""
+    def _problem_id(self, row: dict[str, Any], lineno: int) -> str:
+        """The id under --id-key, else ours or upstream's, else derived from the problem text."""
+        if self.keys.id is not None:
+            if self.keys.id not in row:
+                raise InputError(
+                    self.path,
+                    f"no {self.keys.id!r} field ({_keys_hint(row)}); see --id-key",
+                    line=lineno,
+                )
+            return _text(row[self.keys.id], self.keys.id, self.path, lineno)
         pid = row.get("problem_id", row.get("doc_id"))
-        if pid is None:
-            prompt = row.get("prompt")
-            if not isinstance(prompt, str):
-                raise InputError(self.path, "no problem_id, doc_id or prompt", line=lineno)
-            pid = "prompt-" + hashlib.sha1(prompt.encode()).hexdigest()[:12]
-        pid = str(pid)
+        if pid is not None:
+            return _text(pid, "problem_id", self.path, lineno)
+        text = problem_text(row)
+        if text is None:
+            raise InputError(
+                self.path,
+                f"no problem_id, doc_id or prompt ({_keys_hint(row)}); see --id-key",
+                line=lineno,
+            )
+        return "prompt-" + hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]
+
+    def _first_index(self, row: dict[str, Any], pid: str, outputs: int, lineno: int) -> int:
+        """The sample index of the row's first output: its own, else the next free one."""
         idx = row.get("sample_idx", row.get("sample_index"))
+        if idx is not None and outputs > 1:
+            raise InputError(self.path, f"a sample index and {outputs} outputs", line=lineno)
         if idx is None:
             idx = self.counters[pid]
         if isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
             raise InputError(self.path, f"bad sample index {idx!r}", line=lineno)
-        self.counters[pid] = max(self.counters[pid], idx + 1)
-        return pid, idx
+        self.counters[pid] = max(self.counters[pid], idx + outputs)
+        return idx
+
+
+def problem_text(row: dict[str, Any]) -> str | None:
+    """The problem (or the prompt holding it) of a row, if it has one."""
+    return next((row[k] for k in PROBLEM_TEXT_KEYS if isinstance(row.get(k), str)), None)
+
+
+def _model(spec: RunSpec | None, models: Counter[str], path: Path) -> str:
+    """The run's model: the run spec's, else the rows' (warned when they differ), else the
+    folder the file is in."""
+    if spec is not None:
+        return spec.model
+    if len(models) > 1:
+        named = ", ".join(f"{m} ({n} rows)" for m, n in models.most_common(5))
+        log.warning("%s: rows of several models (%s), scored as one run", path, named)
+    return models.most_common(1)[0][0] if models else path.resolve().parent.name
 
 
 def read_input(
-    path: Path, task_flag: str | None, answer_key: str = "answer", response_key: str = "gen"
+    path: Path, task_flag: str | None, keys: RowKeys | None = None, keep_texts: bool = False
 ) -> InputFile:
     """Read one generation file; the first of duplicate (problem, sample) rows is kept."""
+    keys = keys or RowKeys()
     spec = read_spec(path)
-    task = resolve_task(path, task_flag, spec)
-    result = InputFile(path, task, spec_n=spec.n_samples if spec else None)
-    reader = _RowReader(path, task, answer_key, response_key)
+    result = InputFile(path, resolve_task(path, task_flag, spec), spec=spec)
+    reader = _RowReader(path, result.task, keys, keep_texts)
     seen: dict[tuple[str, int], int] = {}
-    first_repeat, rejected = "", 0
+    first_repeat, first_row, rejected = "", None, 0
+    models: Counter[str] = Counter()
     for lineno, row in read_dicts(path):
+        first_row = first_row or row
         if row.get("finish_reason") == CONTEXT_REJECTED:  # not a sample (see records)
             rejected += 1
             continue
-        sample = reader.sample(lineno, row)
-        pair = (sample.problem_id, sample.sample_idx)
-        if pair in seen:
-            if not result.duplicates:
-                first_repeat = f"{path}:{lineno}: {pair[0]}#{pair[1]} (first: {seen[pair]})"
-            result.duplicates += 1
-            continue
-        seen[pair] = lineno
-        result.samples.append(sample)
-        if isinstance(row.get("prompt"), str):
-            result.prompts.setdefault(sample.problem_id, row["prompt"])
-    if not result.samples:
+        if isinstance(row.get("model"), str):
+            models[row["model"]] += 1
+        for sample in reader.samples(lineno, row):
+            pair = (sample.problem_id, sample.sample_idx)
+            if pair in seen:
+                if not result.duplicates:
+                    first_repeat = f"{path}:{lineno}: {pair[0]}#{pair[1]} (first: {seen[pair]})"
+                result.duplicates += 1
+                continue
+            seen[pair] = lineno
+            result.samples.append(sample)
+            text = problem_text(row)
+            if text is not None:
+                result.prompts.setdefault(sample.problem_id, text)
+    if first_row is None:
         raise InputError(path, "no samples in the file (empty)")
     if not any(s.gold for s in result.samples):
-        raise InputError(path, f"no row has a gold answer ({answer_key!r})")
+        hint = _keys_hint(first_row)
+        raise InputError(
+            path,
+            f"no row has a gold answer under {keys.answer!r} ({hint}); name it with --answer-key",
+        )
     if rejected:
         log.warning(
             "%s: %d rows are empty samples an older infer wrote when the server refused them for "
@@ -181,4 +290,5 @@ def read_input(
         log.warning(
             "%s; %d repeated (problem, sample) rows, each counted once", first_repeat, count
         )
+    result.model = _model(spec, models, path)
     return result

@@ -12,8 +12,9 @@ from typing import Any
 
 from llmeval import __version__
 from llmeval.evaluate.files import discover
-from llmeval.evaluate.inputs import InputFile, read_input
-from llmeval.evaluate.judged import Judged, judge_files, judge_score
+from llmeval.evaluate.inputs import InputFile, RowKeys, read_input
+from llmeval.evaluate.judged import judge_files, judge_score
+from llmeval.evaluate.reference import apply_reference
 from llmeval.evaluate.scoring import accuracy, task_score
 from llmeval.records import CacheStats, ScoreReport, Verdict
 from llmeval.verify.cache import VerdictCache, cache_path_for
@@ -49,8 +50,8 @@ class EvalOptions:
     workers: int = 1
     timeout_s: float = DEFAULT_TIMEOUT_S
     memory_mb: int | None = DEFAULT_MEMORY_MB
-    answer_key: str = "answer"
-    response_key: str = "gen"
+    keys: RowKeys = field(default_factory=RowKeys)
+    keep_texts: bool = False  # keep each sample's texts and timings (the report shows them)
     policy: Policy = "strict"
     judge: Any = None  # a `judge.ask.JudgeOptions`: ask an LLM judge about rule misses
 
@@ -61,12 +62,10 @@ class EvalOptions:
 
 @dataclass
 class EvalResult:
-    """The files read, each sample's status under the chosen policy, and the scores."""
+    """The files read (each sample with its statuses and judge verdict) and the scores."""
 
     files: list[InputFile]
-    statuses: list[list[str]]
     report: ScoreReport
-    judged: Judged | None = None  # with a judge: its verdict and reply per judged sample
 
 
 @dataclass
@@ -126,26 +125,25 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
     caches = sorted({c for p in paths if (c := options.cache_file(p))})
     if not options.use_cache or not all(c.exists() for c in caches):
         prestart()  # probably cold: the verifier boots while the files are read
-    keys = (options.task, options.answer_key, options.response_key)
-    files = [read_input(path, *keys) for path in paths]
+    files = [read_input(path, options.task, options.keys, options.keep_texts) for path in paths]
+    for source in files:
+        apply_reference(source)
     cache = VerdictCache(caches, options.timeout_s)
-    judged = None
     try:
         judging = _collect(files, options, cache)
         _verify(judging, cache, options, sum(len(f.samples) for f in files), progress)
-        statuses = {p: [_statuses(f, judging, p) for f in files] for p in POLICIES}
-        chosen = statuses[options.policy]
+        for source in files:
+            _set_statuses(source, judging)
         if options.judge is not None:
-            judged = judge_files(files, chosen, options, cache)
-        cache.mark_current()
+            judge_files(files, options, cache)
     finally:
         cache.close()
     scores = []
-    for i, source in enumerate(files):
-        score = task_score(source, chosen[i])
-        if judged is not None:
-            score.judge = judge_score(options.judge.model, source, chosen[i], judged.samples[i])
-        score.policies = {p: accuracy(source, statuses[p][i]) for p in POLICIES}
+    for source in files:
+        score = task_score(source, options.policy)
+        if options.judge is not None:
+            score.judge = judge_score(options.judge.model, source, options.policy)
+        score.policies = {p: accuracy(source, p) for p in POLICIES}
         score.n_gold_unparsed = _warn(source, _gold_unparsed(source, judging), _UNPARSED)
         _warn(source, {s.problem_id for s in source.samples if not s.gold}, _UNGRADED)
         scores.append(score)
@@ -163,7 +161,7 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         cache=stats,
         llmeval_version=__version__,
     )
-    return EvalResult(files, chosen, report, judged)
+    return EvalResult(files, report)
 
 
 def _verify(
@@ -209,18 +207,19 @@ def _verify(
         pool.run(judging.tasks.values(), on_result)
 
 
-def _statuses(source: InputFile, judging: _Judging, policy: Policy) -> list[str]:
-    """Each sample's status under `policy`: its verdict, `no_answer`, or `ungraded`."""
-    kind, out = source.task.kind, []
+def _set_statuses(source: InputFile, judging: _Judging) -> None:
+    """Each sample's status under each policy: its verdict, `no_answer`, or `ungraded`."""
+    kind = source.task.kind
     for sample in source.samples:
-        answer = sample.answer_for(policy)
-        if not sample.gold:
-            out.append("ungraded")
-        elif answer is None:
-            out.append("no_answer")
-        else:
-            out.append(judging.known[(kind, sample.gold, answer)][policy].status)
-    return out
+        for policy in POLICIES:
+            answer = sample.answer_for(policy)
+            if not sample.gold:
+                status = "ungraded"
+            elif answer is None:
+                status = "no_answer"
+            else:
+                status = judging.known[(kind, sample.gold, answer)][policy].status
+            sample.status[policy] = status
 
 
 def _gold_unparsed(source: InputFile, judging: _Judging) -> set[str]:

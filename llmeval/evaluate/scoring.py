@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import asdict
 from fractions import Fraction
 from functools import lru_cache
@@ -37,15 +36,16 @@ def vote_class(pred: str) -> str:
     return text if value is None else str(value)
 
 
-def outcome(sample: Sample, status: str) -> Outcome:
-    """A judged sample for the statistics; a cut-off output does not vote in maj@k."""
-    voting = sample.pred is not None and not sample.truncated
+def outcome(sample: Sample, policy: str) -> Outcome:
+    """A judged sample for the statistics under `policy`; a cut-off output does not vote."""
+    answer = sample.answer_for(policy)
+    voting = answer is not None and not sample.truncated
     return Outcome(
         problem_id=sample.problem_id,
         sample_idx=sample.sample_idx,
-        status=status,
+        status=sample.status[policy],
         truncated=sample.truncated,
-        vote=vote_class(sample.pred) if voting else None,
+        vote=vote_class(answer) if voting else None,
         completion_tokens=sample.completion_tokens,
     )
 
@@ -63,7 +63,7 @@ def _counts(outs: list[Outcome]) -> dict[str, int]:
 
 
 def _problem(
-    pid: str, outs: list[Outcome], by_sample: dict[tuple[str, int], Sample], n: int
+    pid: str, outs: list[Outcome], by_sample: dict[tuple[str, int], Sample], n: int, policy: str
 ) -> ProblemScore:
     counts = _counts(outs)
     winner = majority_winner(outs)
@@ -74,7 +74,7 @@ def _problem(
         n_samples=len(outs),
         accuracy=counts["n_correct"] / len(outs),
         n_missing=max(0, n - len(outs)),
-        majority_answer=by_sample[(pid, winner.sample_idx)].pred if winner else None,
+        majority_answer=by_sample[(pid, winner.sample_idx)].answer_for(policy) if winner else None,
         majority_correct=winner is not None and winner.correct,
         subject=None if subject is None else str(subject),
         level=None if level is None else str(level),
@@ -97,31 +97,32 @@ def _groups(problems: list[ProblemScore], attr: str) -> dict[str, GroupScore]:
     }
 
 
-def accuracy(source: InputFile, statuses: Sequence[str]) -> float | None:
+def accuracy(source: InputFile, policy: str) -> float | None:
     """avg@n alone: the mean over problems of the share of correct, not truncated samples."""
-    by: dict[str, list[int]] = {}
-    for sample, status in zip(source.samples, statuses, strict=True):
-        if status != "ungraded":
-            right = status == "correct" and not sample.truncated
-            by.setdefault(sample.problem_id, []).append(right)
+    by: dict[str, list[bool]] = {}
+    for sample in source.samples:
+        if sample.status[policy] != "ungraded":
+            by.setdefault(sample.problem_id, []).append(sample.correct(policy))
     return sum(sum(v) / len(v) for v in by.values()) / len(by) if by else None
 
 
-def task_score(source: InputFile, statuses: Sequence[str]) -> TaskScore:
-    """The figures of one file, given each sample's verdict status (same order as samples)."""
-    pairs = list(zip(source.samples, statuses, strict=True))
-    outs = [outcome(s, st) for s, st in pairs if st != "ungraded"]
+def task_score(source: InputFile, policy: str) -> TaskScore:
+    """The figures of one file under `policy`, from each sample's verdict status."""
+    outs = [outcome(s, policy) for s in source.samples if s.status[policy] != "ungraded"]
     groups = group_by_problem(outs)
     by_sample = {(s.problem_id, s.sample_idx): s for s in source.samples}
     n = max([len(g) for g in groups.values()] + [source.spec_n or 0])
-    problems = [_problem(pid, g, by_sample, n) for pid, g in groups.items()]
+    problems = [_problem(pid, g, by_sample, n, policy) for pid, g in groups.items()]
     counts = _counts(outs)
     failed = counts["n_no_answer"] + counts["n_timeout"] + counts["n_error"]
     tokens = [o.completion_tokens for o in outs if o.completion_tokens is not None]
-    expected = len(groups) * n
+    missing = len(source.problems_missing)
+    expected = (len(groups) + missing) * n
     return TaskScore.model_construct(
         task=source.task.name,
+        model=source.model,
         file=str(source.path),
+        n_problems_missing=missing,
         n_samples=n,
         samples_expected=expected,
         samples_scored=len(outs),
@@ -129,7 +130,7 @@ def task_score(source: InputFile, statuses: Sequence[str]) -> TaskScore:
         **asdict(summarize(groups)),  # n_problems, accuracy, stderr, pass@k, maj@k
         n_incorrect=len(outs) - counts["n_correct"] - failed,
         n_duplicates=source.duplicates,
-        n_ungraded=len({s.problem_id for s, st in pairs if st == "ungraded"}),
+        n_ungraded=len({s.problem_id for s in source.samples if s.status[policy] == "ungraded"}),
         truncation_rate=counts["n_truncated"] / len(outs) if outs else None,
         mean_completion_tokens=sum(tokens) / len(tokens) if tokens else None,
         complete=bool(outs) and expected == len(outs),

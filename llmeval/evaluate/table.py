@@ -4,6 +4,7 @@ and the progress display (a rich bar on a terminal, plain lines otherwise)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -30,56 +31,76 @@ def _pct_err(value: float | None, err: float | None) -> str:
     return _pct(value) if value is None or err is None else f"{_pct(value)} ± {_pct(err)}"
 
 
-def score_table(report: ScoreReport, width: int = 150) -> Table:
-    """One row per generation file: the headline figures in percent (the file column is left
-    out on terminals narrower than 110 columns; the JSON result names the files)."""
+MIN_WIDTH = 80  # below it, the table is printed 80 wide (the terminal wraps) rather than cut
+
+
+def score_table(report: ScoreReport) -> Table:
+    """One row per run (a model's generation file for one task): the headline figures in
+    percent. The run column stacks task and size, model and file name, and folds where the
+    terminal is narrow; number columns never wrap, so no figure is cut (80 columns suffice)."""
+    other = "lenient" if report.policy == "strict" else "strict"
     table = Table(
-        title=f"llmeval eval (percent; acc = avg@n ± clustered stderr, {report.policy} policy)",
+        title=f"llmeval eval: percent; acc = avg@n ± clustered stderr, {report.policy} policy",
         box=box.SIMPLE_HEAD,
-        collapse_padding=True,
+        padding=0,  # the box puts one space between columns
+        show_edge=False,
         pad_edge=False,
     )
     # the k of the pass@k column: the largest k all tasks share
     common = set.intersection(*(set(t.pass_at_k) for t in report.tasks)) if report.tasks else set()
     k = max(common, key=int) if common else None
-    with_file = width >= 110
     judge = any(t.judge for t in report.tasks)
-    table.add_column("task", no_wrap=True)
-    if with_file:
-        table.add_column("file", overflow="fold")
-    headers = ("probs", "n", "acc ± se", "strict", "lenient", *(("judge",) if judge else ()))
-    for name in (*headers, f"pass@{k or 'k'}", "maj@n", "no-ans", "t/o", "trunc", "complete"):
+    table.add_column("run: task, model, file", overflow="fold", min_width=16)
+    names = ("acc ± se", other, *(("judge",) if judge else ()), f"pass@{k or 'k'}", "maj@n",
+             "no-ans", "t/o", "trunc", "complete")  # fmt: skip
+    for name in names:
         table.add_column(name, justify="right", no_wrap=True)
     for score in report.tasks:
         judge_cell = (_pct(score.judge.accuracy if score.judge else None),) if judge else ()
         table.add_row(
-            score.task,
-            *((Path(score.file).name,) if with_file else ()),
-            str(score.n_problems),
-            str(score.n_samples),
+            f"{score.task} · {score.n_problems}×{score.n_samples}\n{score.model}\n"
+            f"{Path(score.file).name}",
             _pct_err(score.accuracy, score.stderr),
-            _pct(score.policies.get("strict")),
-            _pct(score.policies.get("lenient")),
+            _pct(score.policies.get(other)),
             *judge_cell,
             _pct(score.pass_at_k.get(k)) if k else "n/a",
             _pct(score.maj_at_k.get(str(score.n_samples))),
             _pct(score.n_no_answer / (score.samples_scored or 1)),
             str(score.n_timeout),
             _pct(score.truncation_rate),
-            "yes" if score.complete else f"no, {score.samples_missing} missing",
+            "yes" if score.complete else f"no: {score.samples_missing}",
         )
     return table
 
 
+class _Console(Console):
+    """A console whose reader may stop reading (`| head`): the rest goes nowhere, no error."""
+
+    def on_broken_pipe(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        self.quiet = True
+
+
 def print_report(report: ScoreReport) -> None:
     """Print the score table, accuracy by subject and by level (MATH-500), the cache line."""
-    console = Console(width=None if sys.stdout.isatty() else 150)
-    console.print(score_table(report, console.width))
+    # a pipe or a file gets 150 columns, unless COLUMNS says otherwise
+    console = _Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 150)
+    console.print(score_table(report), width=max(console.width, MIN_WIDTH))
+    for score in report.tasks:
+        if not score.complete:
+            console.print(
+                f"incomplete: {score.task} · {score.model}: {score.n_problems_missing} problems "
+                f"without a sample, {score.samples_missing} samples missing in all",
+                markup=False,
+                highlight=False,
+            )
     for score in report.tasks:
         for label, groups in (("subject", score.by_subject), ("level", score.by_level)):
             if not groups:
                 continue
-            table = Table(title=f"{score.task} by {label}")
+            table = Table(title=f"{score.task} · {score.model} by {label}")
             for name in (label, "problems", "accuracy"):
                 table.add_column(name, justify="left" if name == label else "right")
             for name, group in groups.items():
@@ -96,23 +117,30 @@ def print_report(report: ScoreReport) -> None:
 
 
 def export_verdicts(path: Path, result: EvalResult) -> None:
-    """One JSON line per sample (`--export-verdicts`), written whole (`atomic_file`)."""
+    """One JSON line per sample (`--export-verdicts`), written whole (`atomic_file`): `status`,
+    `correct` and `pred` under the chosen policy, and each policy's status and answer."""
+    policy = result.report.policy
     with atomic_file(path) as out:
-        for f, (source, statuses) in enumerate(zip(result.files, result.statuses, strict=True)):
-            for i, (sample, status) in enumerate(zip(source.samples, statuses, strict=True)):
+        for source in result.files:
+            for sample in source.samples:
                 row: dict[str, Any] = {
                     "task": source.task.name,
+                    "model": source.model,
                     "file": str(source.path),
                     "problem_id": sample.problem_id,
                     "sample_idx": sample.sample_idx,
-                    "status": status,
-                    "correct": status == "correct" and not sample.truncated,
+                    "status": sample.status[policy],
+                    "correct": sample.correct(policy),
                     "truncated": sample.truncated,
-                    "pred": sample.answer,
+                    "pred": sample.answer_for(policy),
                     "gold": sample.gold,
+                    **{
+                        p: {"status": sample.status[p], "pred": sample.answer_for(p)}
+                        for p in sample.status
+                    },
                 }
-                if result.judged is not None:
-                    row["judge"] = result.judged.samples[f].get(i, (None, ""))[0]
+                if any(t.judge for t in result.report.tasks):
+                    row["judge"] = sample.judge or None
                 out.write(json.dumps(row, ensure_ascii=False).encode("utf-8", "replace") + b"\n")
 
 

@@ -20,7 +20,6 @@ from llmeval.appender import JsonlAppender
 from llmeval.client.chat_client import ChatClient, ClientConfig
 from llmeval.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, LlmevalError, ServerError
 from llmeval.files import make_folder, write_json_atomic
-from llmeval.infer.problems import InputKeys, load_problems
 from llmeval.infer.progress import (
     Snapshot,
     Tally,
@@ -31,6 +30,7 @@ from llmeval.infer.progress import (
 )
 from llmeval.infer.resume import check_spec, done_keys, spec_path
 from llmeval.infer.runner import Job, run_jobs
+from llmeval.problems import InputKeys, load_problems
 from llmeval.records import Problem, RunSpec
 
 log = logging.getLogger("llmeval")

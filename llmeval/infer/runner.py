@@ -23,8 +23,8 @@ from llmeval.client.protocol import (
     Reply,
     build_body,
 )
-from llmeval.infer.problems import user_message
 from llmeval.infer.progress import Tally
+from llmeval.problems import user_message
 from llmeval.records import Generation, Problem, Usage
 
 if TYPE_CHECKING:

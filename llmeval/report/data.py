@@ -93,14 +93,8 @@ def stderr_curve(problems: Problems) -> dict[str, list[float]]:
 
 
 def default_caps(max_tokens: int) -> list[int]:
-    """2k, 4k, 8k, ... tokens, up to the first cap that holds max_tokens; for short runs,
-    halves below 2k so that there are at least three caps."""
-    caps = [2048]
-    while caps[-1] < max_tokens:
-        caps.append(caps[-1] * 2)
-    while len(caps) < 3:
-        caps.insert(0, caps[0] // 2)
-    return caps
+    """max_tokens and its halves down to a sixteenth: the caps a run could have been given."""
+    return sorted({max_tokens >> i for i in range(5) if max_tokens >> i > 0})
 
 
 def length_cap_curve(problems: Problems, caps: Sequence[int]) -> dict[str, list[float]]:
@@ -176,28 +170,58 @@ class PairedDiff:
         return [f for f in self.flips if f.run < f.baseline]
 
 
-def paired_diff(task: str, run: Problems, baseline: Problems) -> PairedDiff:
-    """Per-problem accuracy on the problems both runs hold; the standard error is that of the
-    differences d_i = run_i - baseline_i, so difficulty, shared by both runs, cancels out."""
-    common = [pid for pid in run if pid in baseline]
-    a = [fraction_correct(run[pid]) for pid in common]
-    b = [fraction_correct(baseline[pid]) for pid in common]
+def paired_diff(task: str, run: Problems, baseline: Problems, pairs: dict[str, str]) -> PairedDiff:
+    """Per-problem accuracy on the problems both runs hold (`pairs`: run id -> baseline id);
+    the standard error is that of the differences d_i = run_i - baseline_i, so difficulty,
+    shared by both runs, cancels out."""
+    a = [fraction_correct(run[pid]) for pid in pairs]
+    b = [fraction_correct(baseline[pid]) for pid in pairs.values()]
     d = [x - y for x, y in zip(a, b, strict=True)]
     flips = [
-        Flip(pid, x, y) for pid, x, y in zip(common, a, b, strict=True) if (x > 0.5) != (y > 0.5)
+        Flip(pid, x, y) for pid, x, y in zip(pairs, a, b, strict=True) if (x > 0.5) != (y > 0.5)
     ]
     flips.sort(key=lambda f: (-abs(f.run - f.baseline), f.problem_id))
     return PairedDiff(
         task=task,
-        n_common=len(common),
-        only_run=len(run) - len(common),
-        only_baseline=len(baseline) - len(common),
+        n_common=len(pairs),
+        only_run=len(run) - len(pairs),
+        only_baseline=len(baseline) - len(set(pairs.values())),
         run=_mean(a),
         baseline=_mean(b),
         diff=_mean(d),
         stderr=metrics.clustered_stderr(d),
         flips=flips,
     )
+
+
+def match_problems(
+    run: Problems, baseline: Problems, run_keys: dict[str, str], base_keys: dict[str, str]
+) -> dict[str, str]:
+    """{run problem id: baseline problem id}: the same id, else the same key (the id in the
+    task's data file, found by the problem's text; else the text itself)."""
+    by_key = {base_keys.get(pid, pid): pid for pid in baseline}
+    pairs = {}
+    for pid in run:
+        other = pid if pid in baseline else by_key.get(run_keys.get(pid, pid))
+        if other is not None:
+            pairs[pid] = other
+    return pairs
+
+
+def compare(run: Run, baseline: Run) -> list[PairedDiff]:
+    """Each run of a task against each baseline run of the same task."""
+    mine, theirs = run.problems(), baseline.problems()
+    diffs = []
+    for label in sorted(mine):
+        for other in sorted(theirs):
+            if run.tasks.get(label, label) != baseline.tasks.get(other, other):
+                continue
+            pairs = match_problems(
+                mine[label], theirs[other], run.keys.get(label, {}), baseline.keys.get(other, {})
+            )
+            title = label if label == other else f"{label} vs {other}"
+            diffs.append(paired_diff(title, mine[label], theirs[other], pairs))
+    return diffs
 
 
 PERCENTILES = (50, 90, 99)
@@ -243,6 +267,9 @@ class Run:
     samples: list[ReportSample]
     specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # task -> RunSpec fields
     scores: dict[str, dict[str, Any]] = field(default_factory=dict)  # task -> eval's task figures
+    tasks: dict[str, str] = field(default_factory=dict)  # label -> task name
+    # label -> problem id -> what matches it across runs with other ids (`match_problems`)
+    keys: dict[str, dict[str, str]] = field(default_factory=dict)
     # samples the LLM judge turned correct: task, problem_id, sample_idx, problem, gold, answer,
     # reply (each a string), for the reader to audit every flip
     overturned: list[dict[str, Any]] = field(default_factory=list)

@@ -49,7 +49,7 @@ def _last(d: dict) -> tuple[str, float | None]:
     return k, d.get(k)
 
 
-HEAD = ["task", "problems", "n", "scored", "accuracy % ± stderr", "sample stderr %",
+HEAD = ["task", "model", "problems", "n", "scored", "accuracy % ± stderr", "sample stderr %",
         "pass@k %", "maj@k %", "no-answer %", "timeout %", "truncated %", "mean tokens",
         "complete"]  # fmt: skip
 
@@ -62,7 +62,8 @@ def score_row(task: str, s: dict) -> list[object]:
     tokens = s.get("mean_completion_tokens")
     missing = s.get("samples_missing", 0)
     return [
-        task, s["n_problems"], s["n_samples"], f"{s['samples_scored']}/{s['samples_expected']}",
+        task, s.get("model", "–"), s["n_problems"], s["n_samples"],
+        f"{s['samples_scored']}/{s['samples_expected']}",
         f"{pct(s['accuracy'])} ± {pct(s['stderr'])}", pct(s.get("sample_stderr"), 2),
         f"{pct(pk)} (k={k})", f"{pct(mj)} (k={mk})", pct(s["n_no_answer"] / scored),
         pct(s["n_timeout"] / scored), pct(s["n_truncated"] / scored),
@@ -101,7 +102,7 @@ def _spec(task: str, spec: dict) -> str:
 
 
 def pictures(run: rd.Run) -> str:
-    """Five charts per task."""
+    """The charts of each run, or why one is absent."""
     out = []
     for task, problems in sorted(run.problems().items()):
         score, spec = run.scores.get(task, {}), run.specs.get(task, {})
@@ -110,30 +111,48 @@ def pictures(run: rd.Run) -> str:
     return section("pictures", "Pictures", *out)
 
 
+def note(text: str) -> str:
+    """One line of the report saying what is not shown, or how to read what is."""
+    return f'<p class="note">{escape(text)}</p>'
+
+
 def task_charts(task: str, problems: rd.Problems, score: dict, spec: dict) -> list[str]:
-    """pass/maj@k, stderr vs n, accuracy vs length cap, length histogram, difficulty."""
+    """pass/maj@k and stderr vs n (more than one sample per problem), accuracy vs length cap
+    and the length histogram (token counts known), difficulty; a line for each one absent."""
     samples = [s for r in problems.values() for s in r]
-    top = max([s.tokens or 0 for s in samples] + [spec.get("max_tokens") or 0])
-    pm, se = rd.pass_maj_curve(score), rd.stderr_curve(problems)
-    cap = rd.length_cap_curve(problems, rd.default_caps(top))
-    hist = rd.length_histograms(samples)
+    counted = [s.tokens for s in samples if s.tokens is not None]
+    out = []
+    if min(len(r) for r in problems.values()) > 1:
+        pm, se = rd.pass_maj_curve(score), rd.stderr_curve(problems)
+        errors = {"stderr (problems)": se["stderr"], "sample stderr": se["sample_stderr"],
+                  "observed spread": se["observed"]}  # fmt: skip
+        out += [
+            sc.line_chart(f"{task}: pass@k and maj@k", "k", "score",
+                          pm["k"], {"pass@k": pm["pass"], "maj@k": pm["maj"]},
+                          y_range=(0.0, 1.0), legend_low=True),
+            sc.line_chart(f"{task}: standard error vs samples per problem", "n samples",
+                          "standard error", se["n"], errors, dashed={"observed spread"}),
+        ]  # fmt: skip
+    else:
+        out.append(note("pass@k, maj@k and the standard error against n need more than one "
+                        "sample per problem: not drawn"))  # fmt: skip
+    if counted:
+        cap = rd.length_cap_curve(problems, rd.default_caps(spec.get("max_tokens") or max(counted)))
+        hist = rd.length_histograms(samples)
+        out += [
+            sc.line_chart(f"{task}: accuracy under a length cap", "max completion tokens",
+                          "fraction", cap["cap"],
+                          {"accuracy": cap["accuracy"], "truncated": cap["truncated"]},
+                          dashed={"truncated"}, y_range=(0.0, 1.0)),
+            sc.histogram(f"{task}: completion length", "completion tokens", "samples",
+                         hist["edges"], {"correct": hist["correct"], "wrong": hist["wrong"]}),
+        ]  # fmt: skip
+    else:
+        out.append(note("the files report no token counts: the length pictures are not drawn"))
     order = rd.difficulty(problems)
-    errors = {"stderr (problems)": se["stderr"], "sample stderr": se["sample_stderr"],
-              "observed spread": se["observed"]}  # fmt: skip
-    return [
-        sc.line_chart(f"{task}: pass@k and maj@k", "k", "score",
-                      pm["k"], {"pass@k": pm["pass"], "maj@k": pm["maj"]},
-                      y_range=(0.0, 1.0), legend_low=True),
-        sc.line_chart(f"{task}: standard error vs samples per problem", "n samples",
-                      "standard error", se["n"], errors, dashed={"observed spread"}),
-        sc.line_chart(f"{task}: accuracy under a length cap", "max completion tokens", "fraction",
-                      cap["cap"], {"accuracy": cap["accuracy"], "truncated": cap["truncated"]},
-                      dashed={"truncated"}, y_range=(0.0, 1.0)),
-        sc.histogram(f"{task}: completion length", "completion tokens", "samples",
-                     hist["edges"], {"correct": hist["correct"], "wrong": hist["wrong"]}),
-        sc.sorted_bars(f"{task}: per-problem difficulty (sorted)", f"{len(order)} problems",
-                       "fraction correct", order),
-    ]  # fmt: skip
+    out.append(sc.sorted_bars(f"{task}: per-problem difficulty (sorted)",
+                              f"{len(order)} problems", "fraction correct", order))  # fmt: skip
+    return out
 
 
 def _points(v: float) -> str:
@@ -143,8 +162,7 @@ def _points(v: float) -> str:
 
 def comparison(run: rd.Run, baseline: rd.Run) -> str:
     """Per-task paired difference and the flipped problems."""
-    mine, theirs = run.problems(), baseline.problems()
-    diffs = [rd.paired_diff(t, mine[t], theirs[t]) for t in sorted(mine) if t in theirs]
+    diffs = rd.compare(run, baseline)
     head = ["task", "shared problems", f"{run.label} %", f"{baseline.label} %", "difference %",
             "paired stderr %", "95% interval", "gained", "lost"]  # fmt: skip
     rows = [
@@ -152,7 +170,8 @@ def comparison(run: rd.Run, baseline: rd.Run) -> str:
          _interval(d.diff, d.stderr), len(d.gained), len(d.lost)]
         for d in diffs
     ]  # fmt: skip
-    missing = sorted(set(mine) ^ set(theirs))
+    tasks = [set(r.tasks.get(label, label) for label in r.scores) for r in (run, baseline)]
+    missing = sorted(tasks[0] ^ tasks[1])
     note = f"<p>Tasks in only one run: {escape(', '.join(missing))}</p>" if missing else ""
     flips = "".join(_flips(d, run.label, baseline.label) for d in diffs)
     return section(
@@ -205,15 +224,15 @@ def serving(run: rd.Run) -> str:
     figures = {"tok/s": "tokens_per_s", "latency s": "latency_s", "TTFT s": "ttft_s"}
     head = ["endpoint", "requests", "output tokens"]
     head += [f"{name} p{q}" for name in figures for q in rd.PERCENTILES]
+    if not any(s.latency_s is not None for s in run.samples):
+        return section("serving", "Serving", note("the files record no timings: no figures"))
     rows = [
         [ep, f["requests"], f["output_tokens"]]
         + [_num(f[key][f"p{q}"]) for key in figures.values() for q in rd.PERCENTILES]
         for ep, f in rd.serving_figures(run.samples).items()
     ]
-    note = (
-        '<p class="note">Per request: output tokens/s = completion tokens / (latency − TTFT).</p>'
-    )
-    return section("serving", "Serving", table(head, rows, "scores"), note)
+    how = note("Per request: output tokens/s = completion tokens / (latency − TTFT).")
+    return section("serving", "Serving", table(head, rows, "scores"), how)
 
 
 def _num(v: float) -> str:

@@ -6,15 +6,16 @@ interrupted eval keeps its progress. A `timeout` is retried under a longer deadl
 
 from __future__ import annotations
 
-import contextlib
-import os
+import logging
 from pathlib import Path
 
 from llmeval.appender import JsonlAppender
+from llmeval.errors import OutputError
 from llmeval.files import read_models
 from llmeval.records import Verdict
 
 SUFFIX = ".verdicts.jsonl"
+log = logging.getLogger("llmeval")
 
 
 def cache_path_for(path: Path) -> Path:
@@ -36,7 +37,7 @@ class VerdictCache:
             for _, verdict in read_models(path, Verdict):
                 self.verdicts[verdict.key] = verdict
                 self._known[path].add(verdict.key)
-        self._writers: dict[Path, JsonlAppender] = {}
+        self._writers: dict[Path, JsonlAppender | None] = {}
 
     def get(self, key: str) -> Verdict | None:
         """The cached verdict of `key`; a timeout under a shorter deadline than now is a miss."""
@@ -55,24 +56,29 @@ class VerdictCache:
             known = self._known.setdefault(path, set())
             if verdict.key in known and not new:
                 continue
-            self._writer(path).write(verdict)
+            self._append(path, verdict)
             known.add(verdict.key)
 
-    def _writer(self, path: Path) -> JsonlAppender:
-        writer = self._writers.get(path)
-        if writer is None:  # appends lock the file: two evals may share one cache
-            writer = self._writers[path] = JsonlAppender(path)
-        return writer
-
-    def mark_current(self) -> None:
-        """Touch every existing cache file: newer than its input means "nothing to verify",
-        which lets the next eval skip booting the verifier early."""
-        for path in self._known:
-            with contextlib.suppress(OSError):
-                os.utime(path)
+    def _append(self, path: Path, verdict: Verdict) -> None:
+        """Append to `path`; a cache that cannot be written (no permission, disk full) is
+        warned about once and left alone: the verdicts still count, they are only not kept."""
+        try:
+            if path not in self._writers:  # appends lock the file: evals may share one cache
+                self._writers[path] = JsonlAppender(path)
+            writer = self._writers[path]
+            if writer is not None:
+                writer.write(verdict)
+        except (OSError, OutputError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else str(exc).rpartition(": ")[2]
+            log.warning("verdict cache %s cannot be written (%s): verdicts not kept", path, why)
+            writer = self._writers.get(path)
+            if writer is not None:
+                writer.close()
+            self._writers[path] = None
 
     def close(self) -> None:
         """Close the files appended to."""
         for writer in self._writers.values():
-            writer.close()
+            if writer is not None:
+                writer.close()
         self._writers.clear()

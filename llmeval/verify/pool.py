@@ -223,11 +223,20 @@ def _context() -> mp.context.BaseContext:
     # eval process handles Ctrl-C and stops the workers; the forkserver ends with it.
     # The resource tracker starts first: starting, it unblocks SIGINT in this process.
     resource_tracker.ensure_running()
+    # The forkserver runs `python -c`, which puts the current folder first on its path: a
+    # `llmeval/` or `llmeval.py` there (the folder a user cloned into) shadowed the installed
+    # package in every worker. PYTHONSAFEPATH keeps the current folder off its path.
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    safe_path = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONSAFEPATH"] = "1"
     try:
         forkserver.ensure_running()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        if safe_path is None:
+            del os.environ["PYTHONSAFEPATH"]
+        else:
+            os.environ["PYTHONSAFEPATH"] = safe_path
     return ctx
 
 

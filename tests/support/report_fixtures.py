@@ -97,13 +97,15 @@ def make_run(label: str = "run", **kwargs) -> Run:
     for task, problems in run.problems().items():
         rows = [s for r in problems.values() for s in r]
         source = InputFile(Path(f"{task}.jsonl"), TASKS[task], [_eval_sample(s) for s in rows])
-        run.scores[task] = task_score(source, [s.status for s in rows]).model_dump()
+        run.scores[task] = task_score(source, "strict").model_dump()
         run.specs[task] = dict(SPEC, n_samples=kwargs.get("n", 8))
     return run
 
 
 def _eval_sample(s: ReportSample) -> Sample:
-    return Sample(s.problem_id, s.sample_idx, s.gold, s.pred, s.truncated, s.tokens, dict(s.meta))
+    sample = Sample(s.problem_id, s.sample_idx, s.gold, s.pred, s.truncated, s.tokens, dict(s.meta))
+    sample.status = {"strict": s.status, "lenient": s.status}
+    return sample
 
 
 def hostile_run(compress_label: str = "run", **kwargs) -> Run:

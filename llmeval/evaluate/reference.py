@@ -1,0 +1,102 @@
+"""The problems a run was asked: the run spec's input file, else the task's data file. A file's
+problems are matched to them by id, else by their text inside the row's prompt; the match tells
+which problems have no sample at all, completes metadata (MATH-500 subject and level) and
+gives the current gold where a problem's rows disagree."""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+from pathlib import Path
+
+from llmeval.errors import LlmevalError
+from llmeval.evaluate.files import META_FIELDS
+from llmeval.evaluate.inputs import InputFile, Sample
+from llmeval.problems import InputKeys, load_problems
+from llmeval.records import Problem
+
+log = logging.getLogger("llmeval")
+
+
+@lru_cache(maxsize=8)
+def _load(path: Path, keys: InputKeys, mtime: float) -> tuple[Problem, ...]:
+    return tuple(load_problems(path, keys))
+
+
+def reference_problems(source: InputFile) -> tuple[Path, tuple[Problem, ...]] | None:
+    """The run spec's input (read with the spec's input keys) when it is still there, else
+    the task's data file; None when neither can be read."""
+    candidates = []
+    if source.spec is not None and source.spec.input_file:
+        keys = {k: v for k, v in source.spec.input_keys.items() if v is not None}
+        candidates.append((Path(source.spec.input_file), InputKeys(**keys)))
+    candidates.append((source.task.data_file, InputKeys()))
+    for path, keys in candidates:
+        try:
+            return path, _load(path.resolve(), keys, path.stat().st_mtime)
+        except (OSError, LlmevalError) as exc:
+            if path != source.task.data_file:
+                why = exc.strerror if isinstance(exc, OSError) else exc
+                log.warning("%s: its run spec's input %s: %s", source.path, path, why)
+    return None
+
+
+def match_problems(problems: tuple[Problem, ...], texts: dict[str, str]) -> dict[str, str]:
+    """{file problem id: reference id} by equal ids, else by the reference problem's text
+    inside the file's problem text (another harness's prompt around the same problem)."""
+    ids = {p.id for p in problems}
+    matched = {pid: pid for pid in texts if pid in ids}
+    by_text = [(p.problem or p.prompt or "", p.id) for p in problems]
+    for pid, text in texts.items():
+        if pid not in matched and text:
+            found = next((rid for ref, rid in by_text if ref and ref in text), None)
+            if found is not None:
+                matched[pid] = found
+    return matched
+
+
+def apply_reference(source: InputFile) -> None:
+    """Match the file to its reference problems: the ones without a sample, metadata where
+    the rows lack it, and one gold per problem where its rows disagree."""
+    by_problem: dict[str, list[Sample]] = {}
+    for sample in source.samples:
+        by_problem.setdefault(sample.problem_id, []).append(sample)
+    current: dict[str, str] = {}
+    found = reference_problems(source)
+    if found is not None:
+        path, problems = found
+        texts = {pid: source.prompts.get(pid, "") for pid in by_problem}
+        source.reference_ids = match_problems(problems, texts)
+        if not source.reference_ids:
+            log.warning(
+                "%s: none of its %d problems is in %s (by id or text): whether problems are "
+                "missing cannot be told", source.path, len(texts), path,
+            )  # fmt: skip
+        covered = set(source.reference_ids.values())
+        source.problems_missing = [p.id for p in problems if covered and p.id not in covered]
+        if source.problems_missing:
+            missing = source.problems_missing
+            log.warning(
+                "%s: %d of the %d problems of %s have no sample (the run is incomplete): %s",
+                source.path, len(missing), len(problems), path, ", ".join(missing[:10]),
+            )  # fmt: skip
+        by_id = {p.id: p for p in problems}
+        for pid, rid in source.reference_ids.items():
+            current[pid] = by_id[rid].answer.strip()
+            extras = by_id[rid].extras
+            for sample in by_problem[pid]:
+                for name in META_FIELDS:
+                    if name in extras:
+                        sample.meta.setdefault(name, extras[name])
+    for pid, samples in by_problem.items():
+        golds = list(dict.fromkeys(s.gold for s in samples if s.gold))
+        if len(golds) > 1:
+            gold = current.get(pid) or next(s.gold for s in reversed(samples) if s.gold)
+            why = "the current problem file's" if pid in current else "the latest row's"
+            log.warning(
+                "%s: problem %s has rows with %d different golds (%s); all graded against %s "
+                "gold %r", source.path, pid, len(golds), ", ".join(map(repr, golds[:4])), why, gold,
+            )  # fmt: skip
+            for sample in samples:
+                if sample.gold:
+                    sample.gold = gold

@@ -1,0 +1,70 @@
+"""Golds and ids that files carry wrongly: a gold fixed between runs, a NaN gold, numeric problem
+ids (text everywhere: eval, and infer resuming a file another tool wrote)."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from llmeval.cli.main import main
+from llmeval.tasks import DATA_DIR
+from tests.infer_helpers import fresh_logging, infer
+from tests.support.synthetic import generation, output, write_jsonl
+from tests.support.threaded_server import serve
+
+__all__ = ["fresh_logging"]
+RNG = random.Random(23)
+FIRST = json.loads((DATA_DIR / "aime24.jsonl").open().readline())
+
+
+def _eval(tmp_path: Path, path: Path) -> dict[str, Any]:
+    result = tmp_path / "r.json"
+    assert main(["eval", str(path), "--result-json", str(result), "--no-progress"]) == 0
+    (task,) = json.loads(result.read_text())["tasks"]
+    return task
+
+
+def test_a_gold_fixed_between_runs_grades_every_row_against_the_current_gold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pid, gold = FIRST["id"], FIRST["answer"]
+    rows = [generation(pid, i, "999", output("999", 100, RNG)) for i in range(2)]  # old gold
+    rows += [generation(pid, i, gold, output(gold, 100, RNG)) for i in range(2, 4)]
+    task = _eval(tmp_path, write_jsonl(tmp_path / "aime24.jsonl", rows))
+    assert task["accuracy"] == 0.5  # each row against its own gold said 1.0
+    err = capsys.readouterr().err
+    assert f"problem {pid} has rows with 2 different golds" in err and repr(gold) in err
+    # a problem the task's data does not hold: the latest row's gold
+    rows = [generation("own-1", 0, "5", output("5", 100, RNG))]
+    rows += [generation("own-1", 1, "6", output("6", 100, RNG))]
+    task = _eval(tmp_path, write_jsonl(tmp_path / "aime24_own.jsonl", rows))
+    assert task["accuracy"] == 0.5 and "the latest row's gold '6'" in capsys.readouterr().err
+
+
+def test_a_nan_gold_is_ungraded_and_numeric_ids_are_text(tmp_path: Path) -> None:
+    rows = [generation("a", 0, "5", output("5", 100, RNG)), generation("b", 0, "5", "\\boxed{5}")]
+    rows[1]["answer"] = math.nan  # json writes NaN
+    rows[0]["problem_id"] = 7  # another tool's integer id
+    path = tmp_path / "aime24.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    task = _eval(tmp_path, path)
+    assert (task["n_problems"], task["n_ungraded"], task["accuracy"]) == (1, 1, 1.0)
+    assert task["problems"][0]["problem_id"] == "7"
+
+
+def test_infer_resumes_a_file_whose_problem_ids_are_numbers(tmp_path: Path) -> None:
+    problems = [{"id": i, "problem": f"{i}+{i}?", "answer": str(2 * i)} for i in range(3)]
+    inp = write_jsonl(tmp_path / "in.jsonl", problems)
+    out = tmp_path / "out.jsonl"
+    done = [generation(i, 0, str(2 * i), "\\boxed{0}") for i in range(3)]  # written elsewhere
+    write_jsonl(out, done)
+    with serve() as srv:
+        assert infer(srv.url, inp, out, "--n-samples", "2") == 0
+        assert srv.stats["completions"] == 3  # only sample 1 of each problem was missing
+    keys = [(str(r["problem_id"]), r["sample_idx"]) for r in map(json.loads, out.open())]
+    assert sorted(keys) == [(str(i), k) for i in range(3) for k in range(2)]
