@@ -1,6 +1,7 @@
 """Requests per second through `llmeval infer` against a real llama-server (tiny model or SmolLM2).
 
-Usage: python bench/bench_llama_server.py [--model tiny|smollm] [--samples N] [--max-tokens T]
+Usage: .venv/bin/python -m bench.bench_llama_server [--model tiny|smollm] [--samples N]
+       [--max-tokens T]
 Prints figures; asserts nothing.
 """
 

@@ -2,7 +2,7 @@
 about 2k characters of varied text each): eval first (fills the verdict cache), then the
 report from the cache; prints the times and the HTML size (gzip texts and plain JSON).
 
-    .venv/bin/python bench/bench_report.py [--problems 500] [--n 64] [--chars 2000]
+    .venv/bin/python -m bench.bench_report [--problems 500] [--n 64] [--chars 2000]
 
 Each command runs as its own process, as a user would run it. Prints figures; asserts nothing.
 """

@@ -2,7 +2,7 @@
 characters from the loopback server), then resuming on it: time and peak memory to scan the
 file and plan what is missing.
 
-    .venv/bin/python bench/bench_resume.py [--runs 3] [--n 64] [--words 5000]
+    .venv/bin/python -m bench.bench_resume [--runs 3] [--n 64] [--words 5000]
 
 1. write: one run (about 32,000 requests): wall, samples/s, peak RSS of infer (VmHWM).
 2. resume, nothing missing: the same command again (start-up, server check, scan, plan).

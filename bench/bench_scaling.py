@@ -2,7 +2,7 @@
 (60 problems x 64, 256, 1024 samples; 20k-character reasoning; up to ~1.3 GB), cold (2
 workers) and warm: time per sample should stay flat and memory per worker should not grow.
 
-    .venv/bin/python bench/bench_scaling.py [--runs 2] [--scales 1,4,16]
+    .venv/bin/python -m bench.bench_scaling [--runs 2] [--scales 1,4,16]
 
 More samples of the same run give mostly the same distinct (gold, answer) pairs, so a bigger
 file costs more reading, not more verification. Prints figures; asserts nothing.

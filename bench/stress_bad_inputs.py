@@ -2,7 +2,7 @@
 clear error line naming the file (and line), its exit code (2 input, 5 output), and leave an
 existing output byte-for-byte unchanged (a torn last line is cut with a warning).
 
-    .venv/bin/python bench/stress_bad_inputs.py [--only SUBSTRING]
+    .venv/bin/python -m bench.stress_bad_inputs [--only SUBSTRING]
 
 Runs each command as its own process against the loopback test server. Prints a table, then
 the figures last. Exit status 1 if any case misbehaved.

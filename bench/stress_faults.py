@@ -3,7 +3,7 @@
 sending malformed JSON or no choices, and closing keep-alive connections after a stream;
 streamed and not.
 
-    .venv/bin/python bench/stress_faults.py [--faults 429=0.05,drop_mid=0.05,...] [--n 8]
+    .venv/bin/python -m bench.stress_faults [--faults 429=0.05,drop_mid=0.05,...] [--n 8]
 
 Figures (last): requests, faults injected by kind, samples completed, retries per sample,
 wall time against the same run without faults. Exit status 1 unless every run completed.

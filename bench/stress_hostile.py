@@ -3,7 +3,7 @@ binomials, 10^5-deep nesting, 1 MB outputs, 20,000 boxes, broken braces, lone su
 control characters, HTML, Python payloads in the box, after </think>, in the reasoning, in the
 gold and in GPQA letters) through extraction, the verifier pool, `eval` and `report`.
 
-    .venv/bin/python bench/stress_hostile.py [--timeout 5] [--workers 2] [--per-kind N]
+    .venv/bin/python -m bench.stress_hostile [--timeout 5] [--workers 2] [--per-kind N]
 
 Figures (last): samples, max time per sample against the deadline, max verifier memory,
 crashes, files created by payloads. Exit status 1 if any check failed.

@@ -3,7 +3,7 @@ its verdict cache) killed at random moments (SIGKILL, some SIGTERM/SIGINT) and r
 until done. Figures: kills, restarts, samples lost, duplicated, unreadable lines, final count;
 for eval, whether the final verdicts equal an uninterrupted run's.
 
-    .venv/bin/python bench/stress_kill.py [--kills 50] [--seed 0] [--only infer|eval]
+    .venv/bin/python -m bench.stress_kill [--kills 50] [--seed 0] [--only infer|eval]
 
 Prints the figures last; exit status 1 if anything was lost, duplicated or left broken.
 """

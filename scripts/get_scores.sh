@@ -12,22 +12,21 @@
 #   WORKERS       verification processes                                        [all cores]
 #   TIMEOUT       seconds per sample before it counts as a timeout                      [20]
 #   EXTRA_ARGS    more `llmeval eval` flags (e.g. --export-verdicts FILE)
-#   LLMEVAL       the llmeval command                  [llmeval, else python3 -m llmeval]
+#   LLMEVAL       the llmeval command  [llmeval on PATH, else .venv's, else python3's; said which]
 #   DRY_RUN=1     print the command, run nothing
 set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 case "${1:-}" in -h | --help) usage; exit 0 ;; esac
 die() { echo "get_scores.sh: error: $*" >&2; exit 2; }
+source "$(dirname "$0")/lib.sh"
 
 OUTPUT_DIR=${1:-${OUTPUT_DIR:-}}
 [[ -n "$OUTPUT_DIR" ]] || die "give the output folder (argument or OUTPUT_DIR); see --help"
 [[ -d "$OUTPUT_DIR" ]] || die "no folder $OUTPUT_DIR"
 RESULT_JSON=${RESULT_JSON:-$OUTPUT_DIR/scores.json}
 read -r -a EXTRA <<<"${EXTRA_ARGS:-}"
-if [[ -n "${LLMEVAL:-}" ]]; then read -r -a LLMEVAL_CMD <<<"$LLMEVAL"
-elif command -v llmeval >/dev/null; then LLMEVAL_CMD=(llmeval)
-else LLMEVAL_CMD=(python3 -m llmeval); fi
+find_llmeval get_scores.sh
 
 # Generation files only: not verdict caches or exports that live beside them.
 files=()

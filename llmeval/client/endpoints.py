@@ -32,7 +32,7 @@ def normalize_base_url(url: str) -> str:
     """`http://h:p`, `http://h:p/v1/` -> `http://h:p/v1`; http(s) only."""
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(f"--base-url {url!r}: expected an http:// or https:// URL")
+        raise UsageError(f"--base-url {display_url(url)!r}: expected an http:// or https:// URL")
     path = parts.path.rstrip("/")
     if not path.endswith("/v1"):
         path += "/v1"
