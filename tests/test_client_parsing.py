@@ -192,3 +192,27 @@ def test_base_urls() -> None:
     for bad in ("ftp://h", "h:8000", "localhost"):
         with pytest.raises(UsageError):
             normalize_base_url(bad)
+
+
+def test_a_stream_past_its_limit_is_cut_and_marked_even_within_one_endless_line() -> None:
+    parser = StreamParser(limit=1000)
+    parser.feed(_sse(*[_delta(content="x" * 300) for _ in range(5)]))
+    assert parser.done
+    reply = parser.finish()
+    assert (reply.finish_reason, reply.cut_by, len(reply.text)) == (
+        "length",
+        "max_reply_bytes",
+        1200,
+    )
+    endless = StreamParser(limit=1000)  # one event line that never ends
+    endless.feed(_sse(_delta(content="a")) + b'data: {"choices": [{"delta": {"content": "')
+    for _ in range(3):
+        endless.feed(b"y" * 400)
+    assert endless.done and endless.finish().text == "a"
+
+
+def test_a_body_cut_at_the_cap_keeps_its_text_and_says_why() -> None:
+    raw = json.dumps({"choices": [{"index": 0, "message": {"content": "z" * 5000}}]}).encode()
+    reply = parse_completion(raw[:1000], cut=True)
+    assert reply.finish_reason == "length" and reply.cut_by == "max_reply_bytes"
+    assert reply.text == "z" * (1000 - raw.index(b"zzz"))

@@ -226,7 +226,7 @@ class StreamParser:
         for line in lines:
             if line[:5] == b"data:" and not self.done:  # nothing after [DONE] counts
                 self._event(line[5:].strip())
-        if len(self._buf) > self.limit or self._size > self.limit:
+        if len(self._buf) > self.limit:  # one line that never ends
             self.done, self.reply.cut_by = True, CUT
 
     def _event(self, payload: bytes) -> None:
@@ -266,6 +266,8 @@ class StreamParser:
             if reasoning:
                 self._reasoning.append(reasoning)
             self._size += len(content) + len(reasoning)
+            if self._size > self.limit:
+                self.done, self.reply.cut_by = True, CUT
             if choice.get("finish_reason"):
                 self.reply.finish_reason = str(choice["finish_reason"])
 
