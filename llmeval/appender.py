@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import logging
 import mmap
 import os
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -38,11 +36,7 @@ def repair_tail(fd: int, path: str | Path) -> int:
         os.ftruncate(fd, start)
     except OSError as exc:  # a full disk
         raise OutputError(f"{path}: cannot end its last line: {exc.strerror}") from None
-    log.warning(
-        "%s: cut a torn last line of %d bytes (an interrupted write); its sample will be redone",
-        path,
-        size - start,
-    )
+    log.warning("%s: cut a torn last line of %d bytes (an interrupted write)", path, size - start)
     return size - start
 
 
@@ -76,13 +70,9 @@ class JsonlAppender:
                     "--output"
                 )
 
-    def write(self, record: BaseModel | dict[str, Any]) -> None:
+    def write(self, record: BaseModel) -> None:
         """Append `record` as one JSON line."""
-        if isinstance(record, BaseModel):
-            data = record.model_dump_json(exclude_none=True).encode()
-        else:
-            data = json.dumps(record, ensure_ascii=False).encode()
-        self.write_raw(data + b"\n")
+        self.write_raw(record.model_dump_json(exclude_none=True).encode() + b"\n")
 
     def write_raw(self, data: bytes) -> None:
         """Append bytes that already form whole lines."""

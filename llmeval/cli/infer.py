@@ -46,8 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--top-k", "--top_k", type=int)
     add("--min-p", "--min_p", type=float)
     add("--max-tokens", "--max_tokens", type=int, default=32768)
-    add("--max-reply-bytes", type=int,
-        help="cut longer replies there (default 64 per --max-tokens token, min 1 MiB)")  # fmt: skip
+    add("--max-reply-bytes", type=int, default=0,
+        help="cut longer replies there (0: 64 per --max-tokens token, at least 1 MiB)")  # fmt: skip
     add("--seed", type=int, default=0, help="base seed; each sample's seed derives from it")
     add("--timeout", "--request_timeout", type=float, default=600.0,
         help="seconds to wait for the next byte")  # fmt: skip
@@ -89,7 +89,8 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         raise UsageError(
             "--http was removed: llmeval has one HTTP stack (httpx on aiohttp); drop the flag"
         )
-    least = {"n_samples": 1, "max_workers": 1, "max_tokens": 1, "max_retries": 0, "temperature": 0}
+    least = {"n_samples": 1, "max_workers": 1, "max_tokens": 1, "max_retries": 0, "temperature": 0,
+             "max_reply_bytes": 0}  # fmt: skip
     for name, minimum in least.items():
         if getattr(args, name) < minimum:
             flag = "--" + name.replace("_", "-")
@@ -98,8 +99,6 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         raise UsageError("--timeout must be positive")
     if args.deadline is not None and args.deadline <= 0:
         raise UsageError("--deadline must be positive")
-    if args.max_reply_bytes is not None and args.max_reply_bytes < 1:
-        raise UsageError("--max-reply-bytes must be positive")
     urls = args.base_url or [os.environ.get("LLMEVAL_BASE_URL") or DEFAULT_BASE_URL]
     for url in urls:
         normalize_base_url(url)

@@ -171,7 +171,7 @@ class ChatClient:
                     )
                     async for data in resp.aiter_raw():  # parsed as the bytes arrive
                         parser.feed(data)
-                        if parser.done:  # [DONE], or the size cap: read no further
+                        if parser.reply.cut_by:  # past the size cap: read no further
                             break
                     return parser.finish()
                 finally:

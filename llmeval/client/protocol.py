@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
+from llmeval.files import loads_text
 from llmeval.records import token_count
 
 # Messages servers use when prompt + max_tokens exceeds the context (vLLM, SGLang, llama.cpp,
@@ -56,18 +57,6 @@ class StreamError(Transient):
     """The server reported an error inside a stream (retried, unless it is the context's)."""
 
 
-def loads(raw: bytes) -> Any:
-    """Parse JSON fast (pydantic-core, ~3x json.loads); json.loads where it refuses (lone
-    surrogate escapes, which servers do send). Raises ValueError for invalid JSON."""
-    try:
-        return from_json(raw)
-    except ValueError:
-        try:
-            return json.loads(raw)
-        except RecursionError:  # brackets nested 100,000 deep
-            raise ValueError("JSON nested too deeply") from None
-
-
 def build_body(
     model: str,
     messages: list[dict[str, str]],
@@ -107,7 +96,7 @@ def error_message(raw: bytes, limit: int = 300) -> str:
     """The server's error message from an error body, on one line."""
     text = raw.decode("utf-8", "replace")
     try:
-        data = loads(raw)
+        data = loads_text(raw)
     except ValueError:
         data = None
     if isinstance(data, dict):
@@ -189,7 +178,7 @@ def parse_completion(raw: bytes, cut: bool = False) -> Reply:
     """A non-streamed chat completion (choice index 0), or as much of one as the first bytes
     hold when it was `cut` at the size cap; raises `MalformedResponse` when it is not one."""
     try:
-        data = from_json(raw, allow_partial="trailing-strings") if cut else loads(raw)
+        data = from_json(raw, allow_partial="trailing-strings") if cut else loads_text(raw)
         choice = next(c for c in data["choices"] if c.get("index", 0) == 0)
         text, reasoning = _texts(choice["message"])
     except (ValueError, KeyError, TypeError, AttributeError, StopIteration) as exc:
@@ -220,11 +209,14 @@ class StreamParser:
     saw_choice: bool = False
 
     def feed(self, data: bytes) -> None:
-        """Consume bytes; complete lines are parsed, a partial line is kept."""
+        """Consume bytes; complete lines are parsed, a partial line is kept. Nothing after
+        [DONE] (or the cap) counts."""
+        if self.done:
+            return
         lines = (self._buf + data if self._buf else data).split(b"\n")
         self._buf = lines.pop()
         for line in lines:
-            if line[:5] == b"data:" and not self.done:  # nothing after [DONE] counts
+            if line[:5] == b"data:" and not self.done:
                 self._event(line[5:].strip())
         if len(self._buf) > self.limit:  # one line that never ends
             self.done, self.reply.cut_by = True, CUT
@@ -236,7 +228,7 @@ class StreamParser:
         if not payload:
             return
         try:
-            event = loads(payload)
+            event = loads_text(payload)
         except ValueError:
             raise MalformedResponse("malformed stream event (not JSON)") from None
         if not isinstance(event, dict):

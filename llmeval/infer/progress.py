@@ -125,19 +125,17 @@ def print_summary(tally: Tally, output: Path, seconds: float, hint: str | None =
     print(line, flush=True)
     for message in tally.failures:
         log.warning("failed: %s", message)
-    if tally.failed > tally.context_length:
-        failed = tally.failed - tally.context_length
-        log.warning("%d samples failed and were not written: rerun to resume", failed)
-    if tally.bad_usage:
-        log.warning(
-            "%d replies carried token counts that are not whole numbers from 0 to 10^9 "
-            "(NaN, negative, huge or text): written without them", tally.bad_usage,
-        )  # fmt: skip
-    if tally.cut:
-        log.warning(
-            "%d replies were longer than --max-reply-bytes (the server ignored max_tokens?): "
-            "written cut there, with finish_reason length and cut_by max_reply_bytes", tally.cut,
-        )  # fmt: skip
+    counted = (
+        (tally.failed - tally.context_length,
+         "samples failed and were not written: rerun to resume"),
+        (tally.bad_usage, "replies carried token counts that are not whole numbers from 0 to "
+                          "10^9 (NaN, negative, huge or text): written without them"),
+        (tally.cut, "replies were longer than --max-reply-bytes (the server ignored max_tokens?): "
+                    "written cut there, with finish_reason length and cut_by max_reply_bytes"),
+    )  # fmt: skip
+    for count, what in counted:
+        if count:
+            log.warning("%d %s", count, what)
     if tally.interrupted:
         log.warning("interrupted: every finished sample is kept; rerun to resume")
     if hint:
