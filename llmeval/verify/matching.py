@@ -15,7 +15,6 @@ from sympy.matrices import MatrixBase
 from sympy.sets.sets import FiniteSet as SympyFiniteSet
 
 from llmeval.verify.numbers import (
-    _INFINITIES,
     _PCT,
     EVALF_DIGITS,
     MAX_NODES,
@@ -92,7 +91,7 @@ def _percent_candidates(gold: Any, answer: Any) -> list[tuple[Num, Num]]:
 
 
 def _is_infinity(expr: Any) -> bool:
-    return any(expr is inf for inf in _INFINITIES)
+    return expr is sympy.oo or expr is -sympy.oo
 
 
 def _small(expr: Any) -> bool:
@@ -216,6 +215,8 @@ def compare(
     """True/False when gold and answer (math-verify parse results) are both numeric, else
     None. Never raises."""
     gold, answer = first_expr(gold_parsed), first_expr(answer_parsed)
+    if _divides_by_zero(gold) or _divides_by_zero(answer):
+        return False  # `12:00` and `1:00` are both 12/0 and 1/0: never equal
     if gold is None or answer is None:
         return None
     try:
@@ -224,6 +225,18 @@ def compare(
         return bool(_cmp(gold, answer, rel_tol))
     except Exception:  # _Undecided, RecursionError, anything sympy raises: math-verify decides
         return None
+
+
+def _divides_by_zero(expr: Any) -> bool:
+    """Whether an expression is or holds a division by zero (zoo, nan, an unevaluated 1/0)."""
+    if expr is None:
+        return False
+    try:
+        if expr.has(sympy.zoo, sympy.nan):
+            return True
+        return any(p.base == 0 and p.exp.is_negative for p in expr.atoms(sympy.Pow))
+    except Exception:
+        return False
 
 
 # Two points where a non-constant side must take clearly different values (positive, so roots
