@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from llmeval.evaluate.answers import extract_choice, lenient_letter, options
 from llmeval.evaluate.extract import extract_anchored
 from llmeval.verify import answer, gold, shapes
 from llmeval.verify.lists import list_status, split_parts
@@ -309,7 +310,10 @@ LENIENT_ROWS = [
     ("so we get x = 3, and the total is **17**", True, "17"),
     ("Answer: 5 because the sum is 5", True, "5"),
     ("The answer is 42", False, None),  # unfinished/truncated: never
-    ("so x = 3 and y = 17", True, None),  # no anchor: never the last number
+    ("so x = 3 and y = 17", True, "17"),  # no anchor: the last number, as the harnesses
+    ("The final answer is 42. I hope it is correct.", True, "42"),  # Minerva's anchor
+    ("The final answer is $x^2$. I hope it is correct.", True, "x^2"),
+    ("total: 1,234 apples", True, "1234"),
     ("the answer is", True, None),
     ("Therefore the final answer is \\(2\\sqrt{3}\\).", True, "2\\sqrt{3}"),
 ]
@@ -349,6 +353,8 @@ HOSTILE = {
     "conditions": "\\quad" * (MB // 5) + "\\text{for x}",
     "unit words": "1" + " abcd" * (MB // 5),
     "gamma": "\\gamma" * (MB // 6),
+    "option markers": "(A)" * (MB // 3),
+    "option lines": "(A) x\n" * (MB // 6),
     "times": "1:00" * (MB // 4),
     "relations": "a>" * (MB // 2),
     "named parts": "a=1," * (MB // 4),
@@ -416,3 +422,6 @@ def test_hostile_megabyte_inputs_finish(name: str) -> None:
         shapes.shape_status(shaped, text, lambda _gold, _answer: False)
     list_status("$1, 2$", text, lambda _gold, _answer: False)
     split_parts(text)
+    extract_choice(text)
+    lenient_letter(text)
+    options(text)

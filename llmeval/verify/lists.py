@@ -1,5 +1,5 @@
 """Answers of several parts: a gold list of k parts (`2, 3`, `x=1, y=2`, `-2,-2`) against an
-answer of k parts (a list, a tuple, named values), part by part.
+answer of k parts (a list, a tuple, named values, k final boxes joined), part by part.
 
 math-verify reads a list as a set, so `-2,-2` became {-2} and accepted `-2`; here every part
 counts. Text only (no sympy): eval also uses `gold_parts` to join an output's final boxes.

@@ -9,8 +9,8 @@ text reaches nothing but `math_verify.parse`.
   part by part (`lists.py`), numbers exactly or within a relative 1e-6 (`numbers.py`),
   anything else by `math_verify.verify` (equations made comparable by `equations.py`).
 - lenient: the same, and a plain decimal approximating a numeric gold passes (relative 1e-4,
-  or the gold rounded to the answer's decimals); the answer of a finished unboxed output is
-  taken after a final-answer anchor (`evaluate.extract.extract_anchored`).
+  or the gold rounded to the answer's decimals); a finished unboxed output is read after a
+  final-answer anchor, else by its last number (`evaluate.answers.read_answers`).
 """
 
 from __future__ import annotations
