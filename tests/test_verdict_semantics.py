@@ -214,6 +214,7 @@ ROWS = [
     ("A", "A^2", S, NO, "WRONG: an expression in the letter"),
     ("E", "\\mathrm{E}*2", S, NO, "WRONG: the letter times 2"),
     ("A", "\\textbf{(A)}", S, OK, "bold, in parentheses"),
+    ("H", "(H) $\\frac{2(a^2-ab+b^2)}{a^2-b^2}$", S, OK, "the letter with its option's text"),
     ("x", "2x", S, NO, "WRONG: a one-letter variable gold too"),
     ("e", "2.718281828459045", S, OK, "e is a number, not a letter"),
     # --- derivatives on the left ------------------------------------------------------

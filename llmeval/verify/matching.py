@@ -14,6 +14,7 @@ from sympy.core.relational import Relational
 from sympy.matrices import MatrixBase
 from sympy.sets.sets import FiniteSet as SympyFiniteSet
 
+from llmeval.verify.lists import perfect_matching
 from llmeval.verify.numbers import (
     _PCT,
     EVALF_DIGITS,
@@ -129,20 +130,8 @@ def _is_assignment(expr: Any) -> bool:
 
 def _match_sets(gold: list[Any], answer: list[Any], rel_tol: float) -> bool:
     """A perfect matching between equal-sized collections (any pair undecided: undecided)."""
-    n = len(gold)
     ok = [[_cmp(g, a, rel_tol) for a in answer] for g in gold]
-    match_of: list[int | None] = [None] * n  # answer index -> gold index
-
-    def augment(gi: int, seen: list[bool]) -> bool:
-        for ai in range(n):
-            if ok[gi][ai] and not seen[ai]:
-                seen[ai] = True
-                if match_of[ai] is None or augment(match_of[ai], seen):  # type: ignore[arg-type]
-                    match_of[ai] = gi
-                    return True
-        return False
-
-    return all(augment(gi, [False] * n) for gi in range(n))
+    return perfect_matching(len(gold), lambda i, j: ok[i][j])
 
 
 def _cmp(gold: Any, answer: Any, rel_tol: float) -> bool:
