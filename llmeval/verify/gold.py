@@ -167,17 +167,18 @@ def _mixed(match: re.Match[str]) -> str:
 
 
 def _drop_condition(text: str) -> str:
-    """The answer without a trailing `\\text{for ...}` condition and the separators before it."""
+    """The answer without a trailing `\\text{for ...}` condition set off by a comma or a
+    `\\quad` (not a `cases` branch's `x & \\text{if } x > 0`), and the separators before it."""
     match = _CONDITION.search(text)
-    if match is None:
+    if match is None or "\\begin" in text:
         return text
-    end, moved = match.start(), True
+    end, moved, set_off = match.start(), True, False
     while moved:  # an index walk, not repeated slicing: linear on a long run of separators
         moved = False
         for sep in _SEPARATORS:
             if end >= len(sep) and text.startswith(sep, end - len(sep)):
-                end, moved = end - len(sep), True
-    return text[:end] if text[:end].strip() else text
+                end, moved, set_off = end - len(sep), True, set_off or sep != " "
+    return text[:end] if set_off and text[:end].strip() else text
 
 
 def normalize_gold(gold: str) -> str | None:
