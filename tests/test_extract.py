@@ -6,11 +6,12 @@ import random
 
 import pytest
 
+from llmeval.evaluate.answers import extract_choice, lenient_letter, options, read_answers
 from llmeval.evaluate.extract import (
     canonical_answer,
     clean_math_answer,
-    extract_choice,
     extract_math,
+    final_boxes,
     last_boxed,
     response_text,
 )
@@ -98,6 +99,10 @@ def test_empty_box_is_no_answer() -> None:
         ("\\boxed{A, C}", "A,C"),
         ("Answer: A or C", "A,C"),
         ("\\boxed{2.5 eV}", "2.5 eV"),
+        ("\\boxed{(H) $\\frac{2(a^2-ab+b^2)}{a^2-b^2}$}", "H"),
+        ("\\boxed{B. 3.2 eV}", "B"),
+        ("\\boxed{(A) and (C)}", "A,C"),
+        ("B", None),  # a bare letter: the lenient policy's reading
         ("I think it is probably C.", None),
         (THINK + "</think> Answer: B", "B"),
         (THINK + "Answer: B", None),
@@ -126,3 +131,64 @@ def test_canonical_answer_keeps_different_answers_apart() -> None:
     assert canonical_answer("0.5") != canonical_answer("5")
     assert canonical_answer("x") != canonical_answer("X")
     assert canonical_answer("100") != canonical_answer("1")
+
+
+@pytest.mark.parametrize(
+    ("text", "parts", "expected"),
+    [
+        ("\\boxed{2} and \\boxed{3}", 2, "2, 3"),
+        ("\\boxed{2} and \\boxed{3}", 1, "3"),
+        ("\\boxed{2} and \\boxed{3}", 3, "3"),  # too few boxes: the last one
+        ("\\boxed{1} \\boxed{2, 3}", 2, "2, 3"),  # the last box holds the list
+        ("\\boxed{1, 2} \\boxed{3}", 3, "1, 2, 3"),
+        ("\\boxed{2}" + "x" * 401 + "\\boxed{3}", 2, "3"),  # far apart: intermediate
+        ("\\boxed{\\boxed{5}}", 2, "5"),  # nested boxes are one answer
+        ("\\boxed{2} and \\boxed{3", 2, None),  # the last box cut off
+    ],
+)
+def test_final_boxes_of_a_several_part_gold(text: str, parts: int, expected: str | None) -> None:
+    assert final_boxes(text, parts) == expected
+
+
+def test_several_final_boxes_read_under_both_policies_from_the_gold() -> None:
+    gen = THINK + "</think> The solutions are $\\boxed{-8}$ and $\\boxed{1}$."
+    assert read_answers("math", (gen, None, False), False, "-8$,$1", None) == ("-8, 1", None)
+    assert read_answers("math", (gen, None, False), False, "1", None) == ("1", None)
+
+
+def test_lenient_readings_never_come_from_a_truncated_output() -> None:
+    for kind, gen in (("math", "so x = 3 and y = 17"), ("choice", "B")):
+        assert read_answers(kind, (gen, None, False), True, "17", None) == (None, None)
+        assert read_answers(kind, (gen, None, False), False, "17", None)[1] in ("17", "B")
+
+
+@pytest.mark.parametrize(
+    ("problem", "expected"),
+    [
+        ("Pick one.\n(A) 1\n(B) 2\nC) 3", {"A": "1", "B": "2", "C": "3"}),
+        ("Pick one.\n(A) 1", {}),  # one option is no list of options
+        ("(A) 1\n(B) 2\n(A) 3", {}),  # a repeated letter: ambiguous
+        (None, {}),
+    ],
+)
+def test_options_of_a_problem(problem: str | None, expected: dict[str, str]) -> None:
+    assert options(problem) == expected
+
+
+@pytest.mark.parametrize(
+    ("gen", "letter"),
+    [
+        ("B", "B"),
+        ("**B**", "B"),
+        ("(B)", "B"),
+        ("B.", "B"),
+        ("Thinking...\n\n(B) 3.2 eV", "B"),
+        ("C) 2.5 eV", "C"),
+        ("(A) and (B)", None),
+        ("I am unsure.", None),
+        ("The options are close; B seems best", None),
+        ("", None),
+    ],
+)
+def test_lenient_letter(gen: str, letter: str | None) -> None:
+    assert lenient_letter(gen) == letter

@@ -6,7 +6,14 @@ from __future__ import annotations
 import multiprocessing as mp
 from collections.abc import Callable
 
-from llmeval.evaluate.extract import clean_math_answer, extract_choice, extract_math, last_boxed
+from llmeval.evaluate.answers import extract_choice, lenient_letter
+from llmeval.evaluate.extract import (
+    clean_math_answer,
+    extract_anchored,
+    extract_math,
+    final_boxes,
+    last_boxed,
+)
 
 
 def _finishes(fn: Callable[[str], object], text: str, guard_s: float = 120) -> None:
@@ -44,3 +51,12 @@ def test_answer_line_regex_does_not_backtrack_on_long_runs_of_spaces() -> None:
     assert extract_choice("Answer:  ** C") == "C"
     assert extract_choice("the answer is (B)") == "B"
     _finishes(extract_choice, "Answer" + " " * 100_000 + "z")  # 1,000 spaces took 10 s
+
+
+def test_final_boxes_and_lenient_readings_stay_linear() -> None:
+    assert final_boxes("\\boxed{1}" * 100_000, 12) == ", ".join(["1"] * 12)
+    _finishes(lambda text: final_boxes(text, 12), "\\boxedx" * 100_000 + "\\boxed{1}")
+    _finishes(lambda text: final_boxes(text, 12), "\\boxed{" + "1," * 500_000 + "}")
+    _finishes(extract_anchored, "1," * 500_000 + "x")
+    _finishes(lenient_letter, "(A" * 500_000)
+    _finishes(extract_choice, "\\boxed{(A)" + " (B" * 300_000 + "}")

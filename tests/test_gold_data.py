@@ -43,7 +43,8 @@ def test_every_gold_verifies_against_itself_and_not_another(task: str, tmp_path:
     options = EvalOptions(paths=[str(path)], use_cache=False, workers=2, timeout_s=60)
     result = run_eval(options)
     wrong = []
-    for sample, status in zip(result.files[0].samples, result.statuses[0], strict=True):
+    for sample in result.files[0].samples:
+        status = sample.status["strict"]
         expected = "correct" if sample.sample_idx < 2 else "not correct"
         if (status == "correct") != (expected == "correct"):
             wrong.append((sample.problem_id, sample.sample_idx, sample.pred, status))

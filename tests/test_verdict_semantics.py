@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from llmeval.evaluate.answers import extract_choice, lenient_letter, options
 from llmeval.evaluate.extract import extract_anchored
-from llmeval.verify import answer, gold
+from llmeval.verify import answer, gold, shapes
+from llmeval.verify.lists import list_status, split_parts
 from llmeval.verify.policy import verify
 
 S, L = "strict", "lenient"
@@ -197,6 +199,105 @@ ROWS = [
         "prose after the gold",
     ),
     ("42", "", S, NO, "empty answer"),
+    # --- issue 22: times, never ratios; nothing divided by zero is equal ----------------
+    ("12:00", "1:00", S, NO, "WRONG: both were x/0, and x/0 compared equal"),
+    ("4:00", "9:00", S, NO, "WRONG: another hour"),
+    ("20:34", "20:34:00", S, OK, "seconds spelled out"),
+    ("20:34", "08:34 P.M.", S, OK, "12-hour clock"),
+    ("1:58 am", "1:58 \\text{ a.m.}", S, OK, "a.m. in text"),
+    ("9:40", "9:40 \\text{ p.m.}", S, NO, "WRONG: a time without a.m./p.m. is a 24-hour time"),
+    ("12:00 \\text{ a.m.}", "0:00", S, OK, "midnight"),
+    ("1:20", "\\frac{1}{20}", S, OK, "a time-shaped gold against a fraction: a ratio"),
+    ("\\frac{1}{0}", "\\frac{2}{0}", S, NO, "WRONG: a division by zero is never equal"),
+    ("1/0", "1/0", S, NO, "WRONG: not even to itself"),
+    # --- one-letter golds ---------------------------------------------------------------
+    ("A", "A^2", S, NO, "WRONG: an expression in the letter"),
+    ("E", "\\mathrm{E}*2", S, NO, "WRONG: the letter times 2"),
+    ("A", "\\textbf{(A)}", S, OK, "bold, in parentheses"),
+    ("H", "(H) $\\frac{2(a^2-ab+b^2)}{a^2-b^2}$", S, OK, "the letter with its option's text"),
+    ("x", "2x", S, NO, "WRONG: a one-letter variable gold too"),
+    ("e", "2.718281828459045", S, OK, "e is a number, not a letter"),
+    # --- derivatives on the left ------------------------------------------------------
+    (
+        "\\frac{dM}{dt}=\\frac{10^{5} L_{\\odot}}{0.007 c^{2} M_{\\odot}^{6}} M^{6}",
+        "\\frac{dM}{dt}=-\\frac{3 \\cdot 10^{5} L_{\\odot}}{0.007 c^{2} M_{\\odot}^{6}} M^{6}",
+        S,
+        NO,
+        "WRONG: another coefficient and sign (dM/dt was read as d(const)/dt = 0)",
+    ),
+    (
+        "\\frac{dM}{dt}=\\frac{10^{5} L_{\\odot}}{0.007 c^{2} M_{\\odot}^{6}} M^{6}",
+        "\\frac{10^{5} L_{\\odot} M^{6}}{0.007 c^{2} M_{\\odot}^{6}}",
+        S,
+        OK,
+        "the right-hand side alone",
+    ),
+    # --- units and words in the gold, Euler's e, numbers ------------------------------
+    ("$125$ miles", "125", S, OK, "unit word after a math span"),
+    ("10 square units", "10", S, OK, "unit words"),
+    ("10 cm^2", "10", S, OK, "unit with a power"),
+    ("10weeks", "10", S, OK, "unit word without a space"),
+    ("15,000 kcal m^{-2} yr^{-1}", "15000", S, OK, "digit groups, then units"),
+    ("10 square units", "11", S, NO, "WRONG: another number"),
+    ("6m", "6", S, NO, "WRONG: a lone letter stays a variable"),
+    ("e^{-t/\\tau}", "\\mathrm{e}^{-t/\\tau}", S, OK, "Euler's e in \\mathrm"),
+    ("\\text{e}^{-t/\\tau}", "e^{-2t/\\tau}", S, NO, "WRONG: another exponent"),
+    ("1.5", "1 1/2", S, OK, "mixed number"),
+    ("1", "1 1/2", S, NO, "WRONG: a mixed number is not its whole part"),
+    ("1000", "1 000", S, OK, "space as a thousands separator"),
+    ("100", "1 000", S, NO, "WRONG: 1 000 is a thousand"),
+    (
+        "m_{p} c^{2}\\left(\\gamma^{2}-1\\right) \\sin ^{2} \\theta",
+        "m_{p}c^{2}(\\gamma^{2}-1)\\sin^{2}\\theta",
+        S,
+        OK,
+        "\\gamma-1 is no gamma function (whose pole made it 1/0)",
+    ),
+    # --- equations naming the function, named values, conditions ----------------------
+    ("y=2x+3", "f(x)=2x+3", S, OK, "the function named differently"),
+    ("y=2x+3", "f(x)=2x+4", S, NO, "WRONG: another right-hand side"),
+    ("x=5", "y=5", S, NO, "WRONG: another unknown"),
+    ("\\sqrt{q/s}+1", "r=1+\\sqrt{q/s}", S, OK, "the name solved for"),
+    ("-2,-2", "a = -2, b = -2", S, OK, "named values against a list"),
+    ("-2,-2", "(-2, -2)", S, OK, "a tuple against a list"),
+    ("-2,-2", "-2", S, NO, "WRONG: a repeated part is a part (a set made them one)"),
+    ("x=1, y=2", "2, 1", S, NO, "WRONG: values in another order than the names"),
+    ("x=1, y=2", "y=2, x=1", S, OK, "named values in any order"),
+    (
+        "\\frac{1}{4-\\omega^2}",
+        "A = \\frac{1}{4-\\omega^2}, \\quad \\text{for } \\omega^2 \\neq 4",
+        S,
+        OK,
+        "a trailing condition is no part of the answer",
+    ),
+    # --- words, sets, orderings, matrices -----------------------------------------------
+    ("SRMC=LRMC", "\\text{SRAC} = \\text{LRMC}", S, NO, "WRONG: another word"),
+    ("I,III,IV", "\\text{I, III}", S, NO, "WRONG: a word missing"),
+    ("\\text{Evelyn}", "Evlyne", S, NO, "WRONG: the same letters, another word"),
+    ("ab", "ba", S, OK, "two letters are a product, not a word"),
+    (
+        "\\{x | x = 3k, k \\in \\mathbb{Z}\\}",
+        "\\{x \\mid x=3k, k \\in \\mathbb{Z}\\}",
+        S,
+        OK,
+        "same set",
+    ),
+    ("b > a > c", "c < a < b", S, OK, "the ordering written the other way"),
+    ("-2 < x < 3", "(-2, 3)", S, OK, "an inequality is no ordering: math-verify reads it"),
+    (
+        "\\begin{pmatrix}-6\\6\\end{pmatrix}",
+        "\\begin{pmatrix}-6\\\\6\\end{pmatrix}",
+        S,
+        OK,
+        "a gold row separator that lost a backslash",
+    ),
+    (
+        "\\begin{pmatrix}-6\\6\\end{pmatrix}",
+        "\\begin{pmatrix}-6\\\\7\\end{pmatrix}",
+        S,
+        NO,
+        "WRONG: another entry",
+    ),
 ]
 
 
@@ -210,7 +311,10 @@ LENIENT_ROWS = [
     ("so we get x = 3, and the total is **17**", True, "17"),
     ("Answer: 5 because the sum is 5", True, "5"),
     ("The answer is 42", False, None),  # unfinished/truncated: never
-    ("so x = 3 and y = 17", True, None),  # no anchor: never the last number
+    ("so x = 3 and y = 17", True, "17"),  # no anchor: the last number, as the harnesses
+    ("The final answer is 42. I hope it is correct.", True, "42"),  # Minerva's anchor
+    ("The final answer is $x^2$. I hope it is correct.", True, "x^2"),
+    ("total: 1,234 apples", True, "1234"),
     ("the answer is", True, None),
     ("Therefore the final answer is \\(2\\sqrt{3}\\).", True, "2\\sqrt{3}"),
 ]
@@ -245,7 +349,18 @@ HOSTILE = {
     "answer colons": "answer" + ":" * MB,
     "bold": "**1" * (MB // 3) + "**",
     "unicode": "−×·π∞" * (MB // 5),
+    "space groups": "1" + " 000" * (MB // 4) + "0",
+    "mixed numbers": "1 " * (MB // 2) + "1/2",
+    "conditions": "\\quad" * (MB // 5) + "\\text{for x}",
+    "unit words": "1" + " abcd" * (MB // 5),
+    "gamma": "\\gamma" * (MB // 6),
+    "option markers": "(A)" * (MB // 3),
+    "option lines": "(A) x\n" * (MB // 6),
+    "times": "1:00" * (MB // 4),
+    "relations": "a>" * (MB // 2),
+    "named parts": "a=1," * (MB // 4),
 }
+SHAPED_GOLDS = ("12:00", "E", "SRMC=LRMC", "\\{x \\mid x = 3k\\}", "b > a > c")
 
 
 @pytest.mark.parametrize(("gold_text", "answer_text", "policy", "expected", "why"), ROWS)
@@ -284,6 +399,11 @@ def test_the_readme_documents_every_rule() -> None:
         assert f"| {name} |" in readme, name
 
 
+@pytest.mark.parametrize(("name", "gold_text", "answer_text", "expected"), shapes.RULES)
+def test_shape_rules(name: str, gold_text: str, answer_text: str, expected: str) -> None:
+    assert verify(gold=gold_text, answer=answer_text)[0] == expected, name
+
+
 @pytest.mark.parametrize(("text", "finished", "expected"), LENIENT_ROWS)
 def test_lenient_extraction(text: str, finished: bool, expected: str | None) -> None:
     got = extract_anchored(text) if finished else None  # eval never asks for a cut-off one
@@ -299,3 +419,10 @@ def test_hostile_megabyte_inputs_finish(name: str) -> None:
     answer.normalize_answer(text, "e^{t} m")
     answer.normalize_answer(text, "\\text{(C)}")
     extract_anchored(text)
+    for shaped in SHAPED_GOLDS:
+        shapes.shape_status(shaped, text, lambda _gold, _answer: False)
+    list_status("$1, 2$", text, lambda _gold, _answer: False)
+    split_parts(text)
+    extract_choice(text)
+    lenient_letter(text)
+    options(text)

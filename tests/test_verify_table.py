@@ -7,25 +7,28 @@ gold and answer forms and of the lenient policy are in test_verdict_semantics.py
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
 
-from llmeval.evaluate.extract import extract_anchored, extract_choice, extract_math
+from llmeval.evaluate.answers import read_answers
+from llmeval.tasks import DATA_DIR
 from llmeval.verify.policy import exact_status, parse_gold, verifier_id, verify
 from tests.support.synthetic import reasoning
 
 THINK = "<think>\n" + reasoning(4000, random.Random(7)) + "\n</think>\n\n"
 
 
-def judge(gold: str, gen: str, kind: str = "math", policy: str = "strict") -> str:
+def judge(
+    gold: str, gen: str, kind: str = "math", policy: str = "strict", problem: str | None = None
+) -> str:
     """What eval decides for one finished output (no cache, no pool: these rows are fast)."""
-    pred = extract_choice(gen) if kind == "choice" else extract_math(gen)
-    if pred is None and policy == "lenient" and kind == "math":
-        pred = extract_anchored(gen)
-    if pred is None:
+    pred, lenient_answer = read_answers(kind, (gen, None, False), False, gold, problem)
+    answer = pred if policy == "strict" or lenient_answer is None else lenient_answer
+    if answer is None:
         return "no_answer"
-    strict, lenient, _ = verify(gold=gold, answer=pred, kind=kind)  # type: ignore[arg-type]
+    strict, lenient, _ = verify(gold=gold, answer=answer, kind=kind)  # type: ignore[arg-type]
     return (lenient or strict) if policy == "lenient" else strict
 
 
@@ -120,6 +123,77 @@ CHOICE_ROWS = [
 @pytest.mark.parametrize(("gold", "gen", "expected"), CHOICE_ROWS)
 def test_choice_table(gold: str, gen: str, expected: str) -> None:
     assert judge(gold, gen, kind="choice") == expected
+
+
+GPQA_0 = json.loads((DATA_DIR / "gpqa_diamond.jsonl").open().readline())  # gold D, (D) 10^-4 eV
+OPTIONS = "Which is a root?\n\n(A) f(-6)=0\n(B) f(6)=0\n(C) f(0)=6\n(D) f(1)=0"
+GAP = " Let me double-check the other case carefully. " * 12  # ~550 characters
+
+# (kind, gold, output, strict verdict, lenient verdict[, problem]): both policies per row
+POLICY_ROWS = [
+    # several final boxes: a gold of k parts, an output ending with k boxes
+    ("math", "2, 3", THINK + "The roots are $\\boxed{2}$ and $\\boxed{3}$.", "correct", "correct"),
+    (
+        "math",
+        "2, 3",
+        THINK + "The roots are $\\boxed{2}$ and $\\boxed{4}$.",
+        "incorrect",
+        "incorrect",
+    ),
+    ("math", "x=1, y=2", THINK + "So $\\boxed{x=1}$, $\\boxed{y=2}$.", "correct", "correct"),
+    ("math", "1, 2, 3", THINK + "$\\boxed{1, 2}$ and $\\boxed{3}$", "correct", "correct"),
+    ("math", "2, 3", THINK + "\\boxed{7} then \\boxed{2, 3}", "correct", "correct"),
+    (
+        "math",
+        "2, 3",
+        THINK + "first \\boxed{2}." + GAP + "Final: \\boxed{3}",
+        "incorrect",
+        "incorrect",
+    ),
+    (
+        "math",
+        "2, 3",
+        THINK + "\\boxed{2}" + GAP + "\\boxed{3} and \\boxed{3}",
+        "incorrect",
+        "incorrect",
+    ),
+    ("math", "3", THINK + "$\\boxed{2}$ and $\\boxed{3}$", "correct", "correct"),
+    # the lenient policy: anchors, Minerva's, the last number of a finished output
+    ("math", "42", THINK + "The final answer is 42. I hope it is correct.", "no_answer", "correct"),
+    ("math", "17", THINK + "so x = 3 and y = 17", "no_answer", "correct"),
+    ("math", "3", THINK + "so x = 3 and y = 17", "no_answer", "incorrect"),
+    ("math", "7", THINK + "I have no idea.", "no_answer", "no_answer"),
+    # multiple choice as models write it
+    ("choice", "B", "B", "no_answer", "correct"),
+    ("choice", "B", "**B**", "no_answer", "correct"),
+    ("choice", "B", "B.", "no_answer", "correct"),
+    ("choice", "B", "Let me think.\n\n(B) 3.2 eV", "no_answer", "correct"),
+    ("choice", "B", "Answer: B", "correct", "correct"),
+    ("choice", "B", "The answer is (B)", "correct", "correct"),
+    ("choice", "C", "B", "no_answer", "incorrect"),
+    ("choice", "B", "(A) or (B), I cannot tell", "no_answer", "no_answer"),
+    ("choice", "B", "I think B is right, but maybe not.", "no_answer", "no_answer"),
+    ("choice", "H", "\\boxed{(H) $\\frac{2(a^2-ab+b^2)}{a^2-b^2}$}", "correct", "correct"),
+    ("choice", "H", "\\boxed{(G) $\\frac{2(a^2-ab+b^2)}{a^2-b^2}$}", "incorrect", "incorrect"),
+    ("choice", "C", "\\boxed{(A) and (C)}", "incorrect", "incorrect"),
+    # an option's text for its letter (lenient, the options in the problem)
+    ("choice", "D", "\\boxed{10^-4 eV}", "incorrect", "correct", GPQA_0["problem"]),
+    ("choice", "D", "\\boxed{10^-9 eV}", "incorrect", "incorrect", GPQA_0["problem"]),
+    ("math", "A", "\\boxed{f(-6)=0}", "incorrect", "correct", OPTIONS),
+    ("math", "\\text{(A)}", "\\boxed{f(6)=0}", "incorrect", "incorrect", OPTIONS),
+    ("math", "A", "\\boxed{f(-6)=0}", "incorrect", "incorrect"),  # no options: no letter
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "gold", "gen", "strict", "lenient", "problem"),
+    [(*row, None)[:6] for row in POLICY_ROWS],
+)
+def test_both_policies_table(
+    kind: str, gold: str, gen: str, strict: str, lenient: str, problem: str | None
+) -> None:
+    assert judge(gold, gen, kind, "strict", problem) == strict
+    assert judge(gold, gen, kind, "lenient", problem) == lenient
 
 
 @pytest.mark.parametrize(

@@ -1,30 +1,26 @@
-"""Pure text work on model outputs: strip the reasoning, find the final boxed answer or letter.
-Cheap and deterministic; the extracted answer (not the whole text) is verified and keys the
-verdict cache."""
+"""Pure text work on model outputs: strip the reasoning, find the final boxed answer, or an
+anchored one (`answers.py` reads them per task and policy). Cheap and deterministic; the
+extracted answer (not the whole text) is verified and keys the verdict cache."""
 
 from __future__ import annotations
 
 import re
+
+from llmeval.verify.lists import split_parts
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 TRUNCATED_REASONS = frozenset({"length", "context_length"})  # finish reasons of a cut-off output
 
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
+_BOX_GAP = 400  # final boxes of a several-part answer: at most this far apart (characters)
 # Digit groups written with a thin space (10\,000): math-verify reads 10*0.
 _THIN_SPACE_GROUP = re.compile(r"(?<=\d)\\,(?=\d{3}(?!\d))")
-_TEXT_WRAPPER = re.compile(
+TEXT_WRAPPER = re.compile(
     r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}"
 )
 _SPACING = re.compile(r"\\left|\\right|\\[!,;:> ]|\\quad|\\qquad|\$|\s+")
 _LEADING_ZEROS = re.compile(r"(?<![\d.])0+(?=\d)")
-_LETTER = re.compile(r"(?<![A-Za-z])([A-D])(?![A-Za-z])")
-# After "answer" (and "is"): any run of spaces, colons and stars. One class, not `\s*:?\s*\**\s*`,
-# whose adjacent optional runs backtrack cubically on a long run of spaces (10 s at 1,000).
-_ANSWER_LETTERS = re.compile(
-    r"(?i:answer)(?:\s*(?i:is))?[\s:：*]*"
-    r"(\(?[A-D]\)?(?:\s*(?:,|and|or|/|&)\s*\(?[A-D]\)?)*)(?![A-Za-z])"
-)
 
 
 def response_text(
@@ -55,14 +51,12 @@ def _braced(text: str, open_pos: int) -> str | None:
     return None
 
 
-def last_boxed(text: str) -> str | None:
-    """Content of the last `\\boxed{...}` / `\\fbox{...}` / `\\boxed x`; None if there is none.
-    The last box by starting position wins, so nested boxes give the innermost final one.
-    A last box whose braces never close (a cut-off output) gives None: its answer is unknown."""
-    # A loop, not recursion (20,000 `\boxedx` must not overflow the stack), and each command
+def _last_box(text: str, end: int) -> tuple[int, int, str | None] | None:
+    """(start, end, content) of the last box starting before `end` (content None when its
+    braces never close); None when there is none."""
+    # A loop, not recursion (20,000 `\\boxedx` must not overflow the stack), and each command
     # searched again only below its own last hit (linear, not quadratic).
-    end = len(text)
-    hits = {cmd: text.rfind(cmd) for cmd in _BOX_COMMANDS}
+    hits = {cmd: text.rfind(cmd, 0, end) for cmd in _BOX_COMMANDS}
     while True:
         cmd = max(hits, key=hits.__getitem__)
         start = hits[cmd]
@@ -74,14 +68,43 @@ def last_boxed(text: str) -> str | None:
             hits[cmd] = text.rfind(cmd, 0, end)
             continue
         break
-    text = text[:end]
-    rest = text[after:]
+    rest = text[after:end]
     stripped = rest.lstrip()
     if stripped.startswith("{"):
-        return _braced(text, len(text) - len(stripped))
+        open_pos = end - len(stripped)
+        content = _braced(text[:end], open_pos)
+        return start, open_pos + len(content or "") + 2, content
     if rest[:1].isspace() and stripped:  # \boxed 42: one token, to a space or a dollar
-        return re.split(r"[\s$]", stripped, maxsplit=1)[0]
-    return None
+        token = re.split(r"[\s$]", stripped, maxsplit=1)[0]
+        return start, end - len(stripped) + len(token), token
+    return start, after, None
+
+
+def last_boxed(text: str) -> str | None:
+    """Content of the last `\\boxed{...}` / `\\fbox{...}` / `\\boxed x`; None if there is none.
+    The last box by starting position wins, so nested boxes give the innermost final one.
+    A last box whose braces never close (a cut-off output) gives None: its answer is unknown."""
+    box = _last_box(text, len(text))
+    return None if box is None else box[2]
+
+
+def final_boxes(text: str, parts: int = 1) -> str | None:
+    """The final answer: the last box's content; for a gold of `parts` parts, the contents of
+    the last boxes joined (`2, 3`) when together they hold that many parts and each ends at
+    most _BOX_GAP characters before the next starts (a final statement, not intermediate
+    boxes of the reasoning), none inside another."""
+    boxes: list[tuple[int, int, str | None]] = []
+    held, end = 0, len(text)
+    while held < parts and (box := _last_box(text, end)) is not None and box[2] is not None:
+        if boxes and not 0 <= boxes[-1][0] - box[1] <= _BOX_GAP:
+            break
+        boxes.append(box)
+        held += len(split_parts(box[2]))
+        end = box[0]
+    if len(boxes) < 2 or held != parts:
+        return last_boxed(text)
+    cleaned = [clean_math_answer(content or "") for _, _, content in reversed(boxes)]
+    return None if None in cleaned else ", ".join(cleaned)  # type: ignore[arg-type]
 
 
 def clean_math_answer(content: str) -> str | None:
@@ -98,13 +121,14 @@ def clean_math_answer(content: str) -> str | None:
 
 
 def extract_math(
-    gen: str, reasoning: str | None = None, starts_in_think: bool = False
+    gen: str, reasoning: str | None = None, starts_in_think: bool = False, parts: int = 1
 ) -> str | None:
-    """The final boxed answer of a math output, cleaned; None when there is none."""
+    """The final boxed answer of a math output, cleaned (the final boxes of a gold of several
+    `parts`, joined); None when there is none."""
     text = response_text(gen, reasoning, starts_in_think)
     if text is None:
         return None
-    content = last_boxed(text)
+    content = final_boxes(text, parts) if parts > 1 else last_boxed(text)
     return None if content is None else clean_math_answer(content)
 
 
@@ -115,7 +139,10 @@ _ANCHOR = re.compile(
 )
 _BOLD_END = re.compile(r"\*\*\s*+\$?\s*+(-?\d[\d,]*+(?:\.\d++)?)\s*+\$?\s*+\*\*[\s.]*+$")
 _MATH_SPAN = re.compile(r"\$\$?([^$]{1,1000})\$|\\\(([^\n]{1,1000}?)\\\)")
-_SENTENCE_END = re.compile(r"(?<!\d)\.(?!\d)|\s(?:because|since|which|so|as)\s")
+# a period ends the sentence unless it is a decimal point (`42. I hope it is correct.`)
+_SENTENCE_END = re.compile(r"\.(?!\d)|\s(?:because|since|which|so|as)\s")
+# the published harnesses' last number (Qwen2.5-Math's parser), read with commas dropped
+_NUMBER = re.compile(r"-?\d*\.?\d+")
 
 
 def extract_anchored(
@@ -123,8 +150,9 @@ def extract_anchored(
 ) -> str | None:
     """The answer of a finished output with no box (the lenient policy): what follows the last
     "the (final) answer is", "Final Answer:", "Answer:" or "####" (a math span, else the rest
-    of the line up to the sentence's end), or a bold number ending the output. Never the last
-    number of the text. The caller passes only outputs that were not cut off."""
+    of the line up to the sentence's end), or a bold number ending the output, else the last
+    number of the text, as the published harnesses read it. The caller passes only outputs
+    that were not cut off."""
     text = response_text(gen, reasoning, starts_in_think)
     if not text:
         return None
@@ -136,7 +164,10 @@ def extract_anchored(
     if bold and (last is None or len(text) - len(tail) + bold.start() >= last.end()):
         return bold.group(1).replace(",", "")
     if last is None:
-        return None
+        number = None
+        for number in _NUMBER.finditer(text.replace(",", "")):  # noqa: B007 (the last one)
+            pass
+        return number.group(0) if number else None
     rest = text[last.end() :].lstrip(" \t:*")
     line = (rest if rest.startswith("$$") else rest.split("\n", 1)[0])[:2000]
     span = _MATH_SPAN.match(line)
@@ -149,31 +180,10 @@ def extract_anchored(
     return answer if 0 < len(answer) <= 1000 else None
 
 
-def extract_choice(
-    gen: str, reasoning: str | None = None, starts_in_think: bool = False
-) -> str | None:
-    """The chosen letter of a multiple-choice output; None when there is none.
-    The last box decides (`\\boxed{C}`, `\\boxed{\\text{C}}`, `\\boxed{(C)}`); without a box,
-    the last "Answer: C". Several different letters give them all joined ("A,C"): wrong.
-    A box without any letter gives its content (wrong, but an answer)."""
-    text = response_text(gen, reasoning, starts_in_think)
-    if text is None:
-        return None
-    content = last_boxed(text)
-    if content is None:
-        found = _ANSWER_LETTERS.findall(text)
-        if not found:
-            return None
-        content = found[-1]
-    # the distinct letters, in order of first appearance
-    letters = dict.fromkeys(_LETTER.findall(_TEXT_WRAPPER.sub(r"\1", content)))
-    return ",".join(letters) if letters else content.strip() or None
-
-
 def canonical_answer(answer: str) -> str:
     """A normal form for majority voting: spacing, `\\left`/`\\right`, `\\text{}` wrappers,
     `dfrac`/`tfrac` and leading zeros of integers do not split votes."""
-    text = _TEXT_WRAPPER.sub(r"\1", answer)
+    text = TEXT_WRAPPER.sub(r"\1", answer)
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     text = _SPACING.sub("", text)
     return _LEADING_ZEROS.sub("", text)

@@ -15,13 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from llmeval.errors import InputError
-from llmeval.evaluate.extract import (
-    THINK_OPEN,
-    TRUNCATED_REASONS,
-    extract_anchored,
-    extract_choice,
-    extract_math,
-)
+from llmeval.evaluate.answers import read_answers
+from llmeval.evaluate.extract import THINK_OPEN, TRUNCATED_REASONS
 from llmeval.evaluate.files import META_FIELDS, read_spec, resolve_task
 from llmeval.files import read_dicts
 from llmeval.records import CONTEXT_REJECTED, RunSpec, token_count
@@ -54,7 +49,7 @@ class Sample:
     truncated: bool
     completion_tokens: int | None
     meta: dict[str, Any]
-    anchored: str | None = None  # no box: the answer after a final-answer anchor (lenient)
+    anchored: str | None = None  # the lenient policy's own reading (unboxed answer, letter)
     texts: Texts | None = None
     # set by eval: the verdict status under each policy (`ungraded` without a gold), and the
     # LLM judge's "yes" / "no" / "" (no verdict) with its reply, where it was asked
@@ -64,11 +59,11 @@ class Sample:
 
     @property
     def answer(self) -> str | None:
-        """The answer under the lenient policy: the boxed one, else the anchored one."""
-        return self.pred if self.pred is not None else self.anchored
+        """The answer under the lenient policy: its own reading, else the boxed one."""
+        return self.anchored if self.anchored is not None else self.pred
 
     def answer_for(self, policy: str) -> str | None:
-        """The answer a policy judges: the boxed one; under lenient, else the anchored one."""
+        """The answer a policy judges: the boxed one; under lenient, its own reading first."""
         return self.answer if policy == "lenient" else self.pred
 
     def correct(self, policy: str) -> bool:
@@ -174,10 +169,7 @@ class _RowReader:
         output = (gen, reasoning, starts_in_think)
         finish = row.get("finish_reason")
         truncated = finish in TRUNCATED_REASONS
-        pred = extract_choice(*output) if self.task.kind == "choice" else extract_math(*output)
-        anchored = None  # the lenient policy's answer of a finished math output without a box
-        if pred is None and self.task.kind == "math" and not truncated:
-            anchored = extract_anchored(*output)
+        pred, anchored = read_answers(self.task.kind, output, truncated, gold, problem_text(row))
         texts = None
         if self.keep_texts:
             endpoint = row.get("endpoint")

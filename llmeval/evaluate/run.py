@@ -82,15 +82,19 @@ class _Judging:
 
 def _collect(files: list[InputFile], options: EvalOptions, cache: VerdictCache) -> _Judging:
     """Every distinct pair the samples need: judged by a quick rule or from the cache, else
-    queued for the verifier. A sample needs one pair: its boxed answer, else its anchored one."""
+    queued for the verifier. A sample needs its lenient answer's pair, and its strict one's
+    when that differs (counted once, on the first)."""
     judging = _Judging()
     for source in files:
         cache_file = options.cache_file(source.path)
         wants = [cache_file] if cache_file else []
         kind = source.task.kind
-        pairs: Counter[Pair] = Counter(
-            (kind, s.gold, s.answer) for s in source.samples if s.gold and s.answer is not None
-        )
+        pairs: Counter[Pair] = Counter()
+        for s in source.samples:
+            if s.gold and s.answer is not None:
+                pairs[(kind, s.gold, s.answer)] += 1
+                if s.pred is not None and s.pred != s.answer:
+                    pairs[(kind, s.gold, s.pred)] += 0
         for pair, count in pairs.items():
             if pair not in judging.known and pair not in judging.tasks:
                 _look_up(judging, pair, cache)

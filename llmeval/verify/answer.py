@@ -7,8 +7,7 @@ The result goes to `math_verify.parse` and nowhere else (never sympify/parse_exp
 
 The gold (trusted) steers a few rules: the letters it uses as variables are never stripped
 as units or ordinal suffixes, an `e` it uses keeps `2e-3` from being read as e-notation, a
-choice-letter gold lets `\\text{(C) Plane}` become `(C)`, a percent-less number lets `x\\%`
-become x.
+percent-less number lets `x\\%` become x.
 """
 
 from __future__ import annotations
@@ -16,7 +15,13 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-from llmeval.verify.gold import brace_trailing_letters, half_open, normalize_gold, shared_spelling
+from llmeval.verify.gold import (
+    brace_trailing_letters,
+    half_open,
+    normalize_gold,
+    shared_spelling,
+    strip_unit_words,
+)
 
 _TAIL = 400  # trailing units / mod clauses are looked for in this many last characters
 
@@ -39,7 +44,6 @@ RULES: list[tuple[str, str, str, str]] = [
         "\\frac{37}{4}\\text{ m}",
     ),
     ("ordinal then unit text", "12^{th}\\text{ grade}", "12", "12"),
-    ("choice letter with its text", "\\text{(C) Plane}", "\\text{(C)}", "\\text{(C)}"),
     ("percent restated without its sign", "20.0\\%", "20", "20.0"),
     ("percent kept for a fraction gold", "20\\%", "0.2", "20\\%"),
     ("percent spelled out", "20 \\text{ percent}", "0.2", "20 \\%"),
@@ -62,6 +66,7 @@ RULES: list[tuple[str, str, str, str]] = [
     ("a letter before a half-open interval", "t(0,4]", "t(0,4]", "t \\in (0,4]"),
     ("trailing gold variable braced (math-verify would strip it as a unit)", "6m", "6m", "6{m}"),
     ("trailing unit letter that is no gold variable: math-verify strips it", "5 m", "5", "5 m"),
+    ("unit words after a number", "10weeks", "10", "10"),
     ("prose condition dropped", "f(x)=ax+b$, where $b$ is an integer", "f(x)=a x+b", "f(x)=ax+b"),
 ]
 
@@ -122,11 +127,6 @@ _UNIT_TEXT = re.compile(
     r"(?:\s*+\^\s*+(?:\{\s*+\d\s*+\}|\d))?\s*+$"
 )
 _UNIT_WORDS = re.compile(r"[A-Za-z][A-Za-z .\-/]*+(?:\^\s*+\{?\d\}?)?")
-_CHOICE_GOLD = re.compile(r"^\$?\s*(?:\\text(?:bf)?\s*\{\s*)?\(?\s*([A-E])\s*\)?\s*\}?\s*\$?$")
-_CHOICE_ANSWER = re.compile(
-    r"^\s*+(?:\\(?:text|textbf|mathrm|mathbf)\s*+\{\s*+)?(?:\(\s*+([A-E])\s*+\)|([A-E])(?![A-Za-z]))"
-)
-_CHOICE_LETTER = re.compile(r"(?<![A-Za-z\\])[A-E](?![A-Za-z])")
 _NUMBER = re.compile(r"^\s*+(-?(?:\d++(?:\.\d*+)?|\.\d++))\s*+$")
 _PCT_ANSWER = re.compile(r"^\s*+(-?(?:\d++(?:\.\d*+)?|\.\d++))\s*+\\%\s*+$")
 _COMMANDS = re.compile(r"\\[A-Za-z]++")
@@ -209,16 +209,6 @@ def _strip_mod(text: str, gold: str) -> str:
     return residue or text
 
 
-def _choice(text: str, gold_latex: str) -> str | None:
-    gold_match = _CHOICE_GOLD.match(gold_latex)
-    if gold_match is None:
-        return None
-    match = _CHOICE_ANSWER.match(text)
-    if match is None or _CHOICE_LETTER.search(text, match.end()):
-        return None  # no letter, or several letters: left to the normal path
-    return "\\text{(" + (match.group(1) or match.group(2)) + ")}"
-
-
 def _decimal(text: str) -> Decimal | None:
     try:
         return Decimal(text)
@@ -263,9 +253,6 @@ def normalize_answer(answer: str, gold: str) -> str:
             lambda m: f"{m.group(1).rstrip('.')} \\times 10^{{{int(m.group(2))}}}", text
         )
     text = shared_spelling(text)
-    choice = _choice(text, gold)
-    if choice is not None:
-        return choice
     if "\\equiv" in text:
         text = _strip_mod(text, gold)
     if "percent" in text or "%" in text:
@@ -273,6 +260,6 @@ def normalize_answer(answer: str, gold: str) -> str:
         text = _BARE_PERCENT.sub(r"\\%", text)
     if any(suffix in text for suffix in ("st", "nd", "rd", "th")):
         text = _strip_ordinals(text, letters)
-    text = _strip_units(text, letters)
+    text = strip_unit_words(_strip_units(text, letters), letters)
     text = _percent_restated(text, gold_latex)
     return brace_trailing_letters(half_open(text.strip()), letters)

@@ -37,6 +37,13 @@ RULES: list[tuple[str, str, str]] = [
     ("percent sign", "17.5%", "$17.5\\%$"),
     ("then SHARED_RULES (both sides)", "-1./3", "$-1/3$"),
     ("unit text after a number", "864 \\mbox{ inches}^2", "$864$"),
+    ("unit words after a number", "$125$ miles", "$125$"),
+    ("unit words after digit groups", "15,000 kcal m^{-2} yr^{-1}", "$15,000$"),
+    (
+        "matrix rows that lost a backslash",
+        "\\begin{pmatrix}-6\\6\\end{pmatrix}",
+        "$\\begin{pmatrix}-6\\\\6\\end{pmatrix}$",
+    ),
     ("variable before a half-open interval", "t(0,4]", "$t \\in (0,4]$"),
     (
         "trailing letters braced: math-verify strips `t`, `c`, `m`, `ab` as units",
@@ -55,6 +62,15 @@ _PERCENT = re.compile(r"(?<!\\)%")
 _UNIT_TEXT = re.compile(
     r"(?<=[\d}])\s*\\(?:text|mbox|mathrm|textrm)\s*\{\s*[A-Za-z][A-Za-z ]*\}(?:\s*\^\s*\{?\d\}?)?\s*$"
 )
+# Bare unit words ending the text after a number or a group: `125 miles`, `10weeks`, `10 cm^2`
+_UNIT_WORDS = re.compile(
+    r"(?<=[\d}])\s*+((?:[A-Za-z]++(?:\s*+\^\s*+(?:\{\s*+-?\d{1,2}\s*+\}|-?\d))?+\s*+)++)$"
+)
+_WORD = re.compile(r"[A-Za-z]+")
+# Short units (longer words are units anyway; a lone letter is one only beside another unit)
+_UNIT_NAMES = "cm mm km kg mg ml mL ft yd mi hr hrs yr yrs lb lbs oz mph kcal cal sec min day"
+UNITS = frozenset((_UNIT_NAMES + " eV keV MeV GeV Hz kHz MHz GHz kJ kW MW mol Pa kPa atm").split())
+_LOST_ROW = re.compile(r"(?<!\\)\\(?=[-+\d.])")
 # `t(0,4]`: a letter before a half-open interval (never a function call: mismatched brackets)
 HALF_OPEN = re.compile(r"^\s*+([A-Za-z])\s*+([(\[][^()\[\],]*+,[^()\[\]]*+[)\]])\s*+$")
 
@@ -69,6 +85,17 @@ _SUB_TEXT = re.compile(
 )
 _SUB_COMMAND = re.compile(r"_\s*+\{\s*+\\([A-Za-z]{1,20})\s*+\}")
 _DIGIT_I = re.compile(r"(?<=\d)i(?![A-Za-z])")
+# `\gamma-1` would be the gamma function of -1 (zoo): a lone \gamma is a symbol
+_GAMMA = re.compile(r"\\gamma(?![A-Za-z])(?!\s*+(?:\(|\\left))")
+_EULER = re.compile(r"\\(?:text|mathrm|textrm|rm|mathit)\s*+\{\s*+e\s*+\}")
+# `1 000`, `1\,000`, `1~000`: digit groups of three after a space-like separator
+_SPACE_GROUP = re.compile(r"(?<![\d.,])(\d{1,3})((?:(?: |\\[,; ]|~|\u2009|\u202f)\d{3}(?!\d))++)")
+_MIXED = re.compile(r"(?<![\d.}^_])(\d{1,9})[ \t]++(\d{1,9})[ \t]*+/[ \t]*+(\d{1,9})(?![\d.])")
+# `, \quad \text{for } \omega^2 \neq 4`: a condition after the answer
+_CONDITION = re.compile(
+    r"\\(?:text|mbox|textrm|mathrm)\s*+\{\s*+(?:for|if|when|where|provided|unless)\b"
+)
+_SEPARATORS = (",", " ", "~", "\\quad", "\\qquad", "\\,", "\\;", "\\:", "\\ ")
 
 SHARED_RULES: list[tuple[str, str, str]] = [
     ("digit groups joined by ,\\!", "11,\\! 111,\\! 100", "11,111,100"),
@@ -86,6 +113,19 @@ SHARED_RULES: list[tuple[str, str, str]] = [
         "\\lambda_{red}, m_{max}",
     ),
     ("digit then i: a standalone i (math-verify's complex test)", "6-5i", "6-5 i"),
+    ("Euler's e in \\text{} or \\mathrm{}", "\\mathrm{e}^{-t/\\tau}", "e^{-t/\\tau}"),
+    ("digit groups split by a space or thin space", "1 000 000", "1000000"),
+    ("mixed number", "-1 1/2", "-\\frac{3}{2}"),
+    (
+        "\\gamma is a symbol, not the gamma function of what follows",
+        "\\gamma^{2}-1",
+        "{\\gamma}^{2}-1",
+    ),
+    (
+        "a condition after the answer dropped",
+        "A = \\frac{1}{4-\\omega^2}, \\quad \\text{for } \\omega^2 \\neq 4",
+        "A = \\frac{1}{4-\\omega^2}",
+    ),
 ]
 
 
@@ -103,9 +143,42 @@ def shared_spelling(text: str) -> str:
         text = _E_SUBSCRIPT.sub(lambda m: "\\mathcal{" + m.group(1) + "}", text)
         text = _SUB_TEXT.sub(lambda m: "_{" + m.group(1) + "}", text)
         text = _SUB_COMMAND.sub(lambda m: "_{" + m.group(1) + "}", text)
+    if "e" in text and "\\" in text:
+        text = _EULER.sub("e", text)
+    if "\\" in text and "{" in text:
+        text = _drop_condition(text)
+    if any(sep in text for sep in (" ", "\\", "~", "\u2009", "\u202f")):
+        text = _SPACE_GROUP.sub(lambda m: m.group(1) + re.sub(r"\D", "", m.group(2)), text)
+    if "/" in text:
+        text = _MIXED.sub(_mixed, text)
+    if "\\gamma" in text:
+        text = _GAMMA.sub(lambda _: "{\\gamma}", text)
     if "i" not in text:
         return text
     return _DIGIT_I.sub(" i", text)
+
+
+def _mixed(match: re.Match[str]) -> str:
+    """`1 1/2` -> `\\frac{3}{2}` (a proper fraction after a whole number); else unchanged."""
+    whole, num, den = (int(group) for group in match.groups())
+    if not 0 < num < den:
+        return match.group(0)
+    return f"\\frac{{{whole * den + num}}}{{{den}}}"
+
+
+def _drop_condition(text: str) -> str:
+    """The answer without a trailing `\\text{for ...}` condition set off by a comma or a
+    `\\quad` (not a `cases` branch's `x & \\text{if } x > 0`), and the separators before it."""
+    match = _CONDITION.search(text)
+    if match is None or "\\begin" in text:
+        return text
+    end, moved, set_off = match.start(), True, False
+    while moved:  # an index walk, not repeated slicing: linear on a long run of separators
+        moved = False
+        for sep in _SEPARATORS:
+            if end >= len(sep) and text.startswith(sep, end - len(sep)):
+                end, moved, set_off = end - len(sep), True, set_off or sep != " "
+    return text[:end] if set_off and text[:end].strip() else text
 
 
 def normalize_gold(gold: str) -> str | None:
@@ -127,6 +200,9 @@ def normalize_gold(gold: str) -> str | None:
     text = _PERCENT.sub(r"\\%", text)
     text = shared_spelling(text)
     text = _UNIT_TEXT.sub("", text).strip()
+    text = strip_unit_words(text)
+    if "matrix}" in text:
+        text = _LOST_ROW.sub(r"\\\\", text)
     text = half_open(text)
     text = brace_trailing_letters(text.strip())
     text = re.sub(r"\s+", " ", text).strip()
@@ -149,6 +225,21 @@ def brace_trailing_letters(text: str, allowed: frozenset[str] | None = None) -> 
     if allowed is not None and not set(letters) <= allowed:
         return text
     return text[: match.start()] + "{" + letters + "}"
+
+
+def strip_unit_words(text: str, letters: frozenset[str] = frozenset()) -> str:
+    """`125 miles` -> `125`: unit words ending the text after a number, each a known unit, a
+    word of 4+ letters or (beside such a unit) a lone letter; `6m`, `2ab` stay variables, and
+    so does any word that is one of `letters` (the gold's variables)."""
+    tail_start = max(0, len(text) - 200)
+    match = _UNIT_WORDS.search(text, tail_start)
+    if match is None:
+        return text
+    words = _WORD.findall(match.group(1))
+    strong = [w for w in words if w in UNITS or len(w) >= 4]
+    if not strong or any((len(w) in (2, 3) and w not in UNITS) or w in letters for w in words):
+        return text
+    return text[: match.start()].rstrip() or text
 
 
 def half_open(text: str) -> str:

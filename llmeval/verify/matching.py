@@ -14,8 +14,8 @@ from sympy.core.relational import Relational
 from sympy.matrices import MatrixBase
 from sympy.sets.sets import FiniteSet as SympyFiniteSet
 
+from llmeval.verify.lists import perfect_matching
 from llmeval.verify.numbers import (
-    _INFINITIES,
     _PCT,
     EVALF_DIGITS,
     MAX_NODES,
@@ -92,7 +92,7 @@ def _percent_candidates(gold: Any, answer: Any) -> list[tuple[Num, Num]]:
 
 
 def _is_infinity(expr: Any) -> bool:
-    return any(expr is inf for inf in _INFINITIES)
+    return expr is sympy.oo or expr is -sympy.oo
 
 
 def _small(expr: Any) -> bool:
@@ -130,20 +130,8 @@ def _is_assignment(expr: Any) -> bool:
 
 def _match_sets(gold: list[Any], answer: list[Any], rel_tol: float) -> bool:
     """A perfect matching between equal-sized collections (any pair undecided: undecided)."""
-    n = len(gold)
     ok = [[_cmp(g, a, rel_tol) for a in answer] for g in gold]
-    match_of: list[int | None] = [None] * n  # answer index -> gold index
-
-    def augment(gi: int, seen: list[bool]) -> bool:
-        for ai in range(n):
-            if ok[gi][ai] and not seen[ai]:
-                seen[ai] = True
-                if match_of[ai] is None or augment(match_of[ai], seen):  # type: ignore[arg-type]
-                    match_of[ai] = gi
-                    return True
-        return False
-
-    return all(augment(gi, [False] * n) for gi in range(n))
+    return perfect_matching(len(gold), lambda i, j: ok[i][j])
 
 
 def _cmp(gold: Any, answer: Any, rel_tol: float) -> bool:
@@ -216,6 +204,8 @@ def compare(
     """True/False when gold and answer (math-verify parse results) are both numeric, else
     None. Never raises."""
     gold, answer = first_expr(gold_parsed), first_expr(answer_parsed)
+    if _divides_by_zero(gold) or _divides_by_zero(answer):
+        return False  # `12:00` and `1:00` are both 12/0 and 1/0: never equal
     if gold is None or answer is None:
         return None
     try:
@@ -224,6 +214,18 @@ def compare(
         return bool(_cmp(gold, answer, rel_tol))
     except Exception:  # _Undecided, RecursionError, anything sympy raises: math-verify decides
         return None
+
+
+def _divides_by_zero(expr: Any) -> bool:
+    """Whether an expression is or holds a division by zero (zoo, nan, an unevaluated 1/0)."""
+    if expr is None:
+        return False
+    try:
+        if expr.has(sympy.zoo, sympy.nan):
+            return True
+        return any(p.base == 0 and p.exp.is_negative for p in expr.atoms(sympy.Pow))
+    except Exception:
+        return False
 
 
 # Two points where a non-constant side must take clearly different values (positive, so roots

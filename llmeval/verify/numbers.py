@@ -44,7 +44,6 @@ MAX_FACTORIAL = 2000
 MAX_SET = 64  # sets/tuples larger than this: not judged here
 
 _PCT = UnevaluatedExpr(Rational(1, 100))
-_INFINITIES = (sympy.S.Infinity, sympy.S.NegativeInfinity, sympy.S.ComplexInfinity)
 
 
 class _Undecided(Exception):

@@ -5,11 +5,12 @@ are the rules of `gold.py` and `answer.py`, so a fully cached eval never pays fo
 text reaches nothing but `math_verify.parse`.
 
 - strict: the final boxed answer, normalised (`answer.py`), against the normalised gold
-  (`gold.py`); numbers compare exactly or within a relative 1e-6 (`numbers.py`), anything
-  else by `math_verify.verify`.
+  (`gold.py`): shaped golds (times, letters, words, sets, orderings) by `shapes.py`, lists
+  part by part (`lists.py`), numbers exactly or within a relative 1e-6 (`numbers.py`),
+  anything else by `math_verify.verify` (equations made comparable by `equations.py`).
 - lenient: the same, and a plain decimal approximating a numeric gold passes (relative 1e-4,
-  or the gold rounded to the answer's decimals); the answer of a finished unboxed output is
-  taken after a final-answer anchor (`evaluate.extract.extract_anchored`).
+  or the gold rounded to the answer's decimals); a finished unboxed output is read after a
+  final-answer anchor, else by its last number (`evaluate.answers.read_answers`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from llmeval.tasks import AnswerKind
 Policy = Literal["strict", "lenient"]
 POLICIES: tuple[Policy, ...] = ("strict", "lenient")
 # Bump when anything below changes a verdict: every cached verdict of that policy then misses.
-POLICY_IDS = {"strict": "strict-last-box-v3", "lenient": "lenient-anchor-approx-v2"}
+POLICY_IDS = {"strict": "strict-last-box-v4", "lenient": "lenient-anchor-approx-v3"}
 GOLD_UNPARSED = "gold unparsed"
 # math-verify's comparison options, fixed (its defaults, written out so they cannot drift).
 FLOAT_ROUNDING = 6
@@ -166,11 +167,37 @@ def verify(
         same = "".join(gold.split()) == "".join(answer.split())
         return ("correct" if same else "incorrect"), None, GOLD_UNPARSED
     from llmeval.verify.answer import normalize_answer
+    from llmeval.verify.gold import normalize_gold
     from llmeval.verify.lenient import approx_equal
-    from llmeval.verify.matching import STRICT_REL_TOL, compare, first_expr
+    from llmeval.verify.lists import list_status
+    from llmeval.verify.matching import first_expr
+    from llmeval.verify.shapes import shape_status
 
     normalized = normalize_answer(answer, gold)
-    answer_parsed = parse_answer(normalized)
+    shaped = shape_status(gold, answer, _same) or list_status(
+        normalize_gold(gold) or "", normalized, _same
+    )
+    if shaped is not None:
+        return shaped, None, None
+    if _equal(gold_parsed, parse_answer(normalized)):
+        return "correct", None, None
+    gold_value = first_expr(gold_parsed)
+    lenient = gold_value is not None and approx_equal(gold_value, normalized)
+    return "incorrect", ("correct" if lenient else None), None
+
+
+def _same(gold: str, answer: str) -> bool:
+    """Whether one part of an answer equals one part of the gold (strictly)."""
+    return verify(gold=gold, answer=answer)[0] == "correct"
+
+
+def _equal(gold_parsed: list[Any], answer_parsed: list[Any]) -> bool:
+    """Parsed gold and answer compared: numbers by `matching.compare`, the rest by
+    math-verify, equations made comparable first (`equations.py`)."""
+    from llmeval.verify.equations import prepare
+    from llmeval.verify.matching import STRICT_REL_TOL, compare
+
+    gold_parsed, answer_parsed = prepare(gold_parsed, answer_parsed)
     matched = compare(gold_parsed, answer_parsed, STRICT_REL_TOL)
     if matched is None:
         matched = _math_verify().verify(
@@ -182,11 +209,7 @@ def verify(
             allow_set_relation_comp=False,
             timeout_seconds=None,
         )
-    if matched:
-        return "correct", None, None
-    gold_value = first_expr(gold_parsed)
-    lenient = gold_value is not None and approx_equal(gold_value, normalized)
-    return "incorrect", ("correct" if lenient else None), None
+    return bool(matched)
 
 
 _WARM_PAIRS = (

@@ -1,0 +1,55 @@
+"""Equations made comparable before math-verify sees them: a derivative (`\\frac{dM}{dt}`) is a
+name, never the derivative of a constant (0, which made `dM/dt = anything` equal), and two
+equations naming their function or dependent variable differently (`f(x) = 2x+3`, `y = 2x+3`)
+compare by their right-hand sides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sympy import Derivative, Eq, Symbol
+from sympy.core.function import AppliedUndef
+
+from llmeval.verify.matching import first_expr
+
+
+def _frozen(expr: Any) -> Any:
+    """`expr` with each derivative replaced by a symbol named after it (`dm/dt`)."""
+    derivatives = expr.atoms(Derivative)
+    if not derivatives:
+        return expr
+    names = {d: Symbol(f"d{d.expr}/d{''.join(str(v) for v in d.variables)}") for d in derivatives}
+    return expr.xreplace(names)
+
+
+def _names_function(lhs: Any) -> bool:
+    return isinstance(lhs, AppliedUndef) and all(isinstance(a, Symbol) for a in lhs.args)
+
+
+def _rhs_pair(gold: Any, answer: Any) -> tuple[Any, Any]:
+    """Right-hand sides of two equations whose left sides name the same variable or function,
+    or name it differently where one is a function (`f(x)`, `y`); else the pair unchanged
+    (`x = 1` against `y = 1` stays math-verify's: two different unknowns)."""
+    if not (isinstance(gold, Eq) and isinstance(answer, Eq)):
+        return gold, answer
+    lhs = (gold.lhs, answer.lhs)
+    if all(isinstance(s, Symbol) or _names_function(s) for s in lhs) and (
+        lhs[0] == lhs[1] or any(_names_function(s) for s in lhs)
+    ):
+        return gold.rhs, answer.rhs
+    return gold, answer
+
+
+def prepare(gold_parsed: list[Any], answer_parsed: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The parse results with their expressions made comparable (see the module docstring)."""
+    gold, answer = first_expr(gold_parsed), first_expr(answer_parsed)
+    if gold is None or answer is None:
+        return gold_parsed, answer_parsed
+    try:
+        new_gold, new_answer = _rhs_pair(_frozen(gold), _frozen(answer))
+    except Exception:  # anything sympy raises: compared as parsed
+        return gold_parsed, answer_parsed
+    return (
+        [new_gold if x is gold else x for x in gold_parsed],
+        [new_answer if x is answer else x for x in answer_parsed],
+    )

@@ -1,0 +1,169 @@
+"""Answer shapes decided on the text, before math-verify reads a colon as a ratio or a word as a
+product of letters: times of day, one-letter golds, words, set-builder sets and orderings.
+
+`shape_status(gold, answer, same)` gives the verdict when the gold has one of these shapes (the
+answer then must have it too), else None. Golds are trusted; answers are hostile: the text is
+read only when short, by linear-time rules. `RULES` is the documented table (each row checked).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from llmeval.records import VerdictStatus
+
+# (rule name, gold, answer, verdict): checked by the verdict tests, listed in the README
+RULES: list[tuple[str, str, str, str]] = [
+    ("a time h:mm[:ss] [a.m./p.m.] is a time of day", "20:34", "08:34 P.M.", "correct"),
+    ("a time is never a ratio", "12:00", "1:00", "incorrect"),
+    ("a one-letter gold equals only that letter", "E", "\\mathrm{E}*2", "incorrect"),
+    (
+        "a one-letter gold: the letter in parentheses, bold or \\text{}, with its option text",
+        "\\text{(C)}",
+        "\\textbf{(C) Plane}",
+        "correct",
+    ),
+    (
+        "words compare as words, in \\text{} or not",
+        "SRMC=LRMC",
+        "\\text{SRMC} = \\text{LRMC}",
+        "correct",
+    ),
+    ("a list of words is a set of words", "I,III,IV", "\\text{IV, I, III}", "correct"),
+    ("a set-builder set compares as written", "\\{x \\mid x = 3k\\}", "3", "incorrect"),
+    ("an ordering equals its items listed in order", "b > a > c", "b, a, c", "correct"),
+    ("an ordering listed in another order", "b > a > c", "a, b, c", "incorrect"),
+]
+
+Same = Callable[[str, str], bool]  # whether an answer part equals a gold part (the verifier)
+_MAX_CHARS = 1000  # no time, letter, word list or ordering answer is longer
+_WRAPPER = re.compile(
+    r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|operatorname)\s*+\{([^{}]*+)\}"
+)
+_SPACING = re.compile(r"\\left\b|\\right\b|\\[,;:! ]|\\q?quad\b|[$~*]")
+_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([ap])\.?\s*m\.?)?", re.I)
+_LETTER = re.compile(r"\(\s*([A-Za-z])\s*\)|([A-Za-z])")
+_OPTION = re.compile(r"\(\s*([A-Za-z])\s*\)(?:\s+.*)?|([A-Za-z])\)\s+.*")
+_OTHER_OPTION = re.compile(r"\([A-Z]\)|(?<![A-Za-z])[A-J](?![A-Za-z])")
+_WORDS = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*")
+_RELATION = re.compile(r"\\gt\b|\\lt\b|>|<")
+_DIRECTION = {">": ">", "\\gt": ">", "<": "<", "\\lt": "<"}
+
+
+def _plain(text: str) -> str | None:
+    """The text without `$`, spacing, `\\left`/`\\right` and `\\text{}`-like wrappers (kept:
+    their contents), spaces collapsed; None when too long to be a shaped answer."""
+    if len(text) > _MAX_CHARS:
+        return None
+    text = _SPACING.sub(" ", _WRAPPER.sub(r" \1 ", _WRAPPER.sub(r" \1 ", text)))
+    return " ".join(text.split())
+
+
+def _time(text: str) -> int | None:
+    """Seconds since midnight of `h:mm`, `h:mm:ss`, with `a.m.`/`p.m.` (12-hour) or without
+    (24-hour); None when the text is no time."""
+    match = _TIME.fullmatch(text.replace("{", "").replace("}", ""))
+    if match is None:
+        return None
+    hour, minute, second = int(match[1]), int(match[2]), int(match[3] or 0)
+    half = (match[4] or "").lower()
+    if minute > 59 or second > 59 or hour > (12 if half else 24) or (half and hour == 0):
+        return None
+    if half:
+        hour = hour % 12 + (12 if half == "p" else 0)
+    return (hour * 60 + minute) * 60 + second
+
+
+def _letter(text: str) -> str | None:
+    """The letter of `C`, `(C)`, `(C) option text`, `C) option text`; None otherwise (no
+    letter, or other option letters after it)."""
+    match = _LETTER.fullmatch(text) or _OPTION.fullmatch(text)
+    if match is None:
+        return None
+    rest = text[text.find(")") + 1 :] if ")" in text else ""
+    return None if _OTHER_OPTION.search(rest) else match.group(1) or match.group(2)
+
+
+def _word_items(text: str, wrapped: bool) -> frozenset[tuple[str, ...]] | None:
+    """`SRMC=LRMC` -> {(lrmc, srmc)}; `I, III and IV` -> {(i,), (iii,), (iv,)}: lists of
+    words and equations of words, any case, when they are words: in `\\text{}` (`wrapped`), of
+    4+ letters or capitals of 3+ (`SRMC`, `III`), not products of letters (`ab`, `x, y`)."""
+    items, wordy = set(), False
+    for item in re.split(r",| and ", text):
+        sides = [side.strip() for side in item.split("=")]
+        if not all(_WORDS.fullmatch(side) for side in sides):
+            return None
+        for word in " ".join(sides).split():
+            long = len(word) >= 4 or (len(word) == 3 and word.isupper())
+            wordy = wordy or long or (wrapped and len(word) > 1)
+        items.add(tuple(sorted(side.lower() for side in sides)))
+    return frozenset(items) if wordy else None
+
+
+def _set_builder(text: str) -> str | None:
+    """A set-builder set's text without spaces, with `\\mid`, `:` and `\\colon` as `|`."""
+    if not (text.startswith("\\{") and text.endswith("\\}")):
+        return None
+    text = text.replace("\\mid", "|").replace("\\colon", "|").replace(":", "|")
+    return text.replace("\\dfrac", "\\frac").replace(" ", "") if "|" in text else None
+
+
+def _chain(text: str) -> tuple[str, list[str]] | None:
+    """An ordering `b > a > c` -> ('>', [b, a, c]): 3+ items, one strict direction."""
+    relations = {_DIRECTION[r] for r in _RELATION.findall(text)}
+    items = [item.strip() for item in _RELATION.split(text)]
+    if len(relations) != 1 or len(items) < 3 or not all(items) or "=" in text or "," in text:
+        return None
+    return relations.pop(), items
+
+
+def _ordering(gold: str, answer: str, same: Same) -> VerdictStatus | None:
+    """An ordering gold against its items listed in order (`b, a, c`) or the same chain
+    (either direction); None for any other answer (math-verify reads inequalities)."""
+    relation, items = _chain(gold)  # type: ignore[misc]
+    answered = _chain(answer)
+    if answered is not None:
+        listed = answered[1] if answered[0] == relation else answered[1][::-1]
+    else:
+        listed = [item.strip() for item in answer.split(",")]
+    if len(listed) != len(items):
+        return None
+    right = all(same(g, a) for g, a in zip(items, listed, strict=True))
+    return "correct" if right else "incorrect"
+
+
+def shape_status(gold: str, answer: str, same: Same) -> VerdictStatus | None:
+    """The verdict when the gold has a shape of `RULES`, else None."""
+    gold_text = _plain(gold)
+    if gold_text is None:
+        return None
+    answer_text = _plain(answer) or ""
+    if _chain(gold_text) is not None:
+        return _ordering(gold_text, answer_text, same)
+    wrapped = _WRAPPER.search(gold) is not None
+    readers: tuple[tuple[Callable[[str], object], Callable[[str], object]], ...] = (
+        (_time, _time),
+        (_one_letter, _letter),
+        (lambda text: _word_items(text, wrapped), lambda text: _word_items(text, True)),
+        (_set_builder, _set_builder),
+    )
+    for read_gold, read_answer in readers:
+        expected = read_gold(gold_text)
+        if expected is None:
+            continue
+        got = read_answer(answer_text)
+        if got is None and read_gold is _time:
+            return None  # `1:20` against `\frac{1}{20}`: a ratio after all
+        return "correct" if got == expected else "incorrect"
+    return None
+
+
+def _one_letter(text: str) -> str | None:
+    """The letter of a one-letter gold (`E`, `(C)`, `\\text{(C)}`); not `e` or `i`, which are
+    numbers."""
+    match = _LETTER.fullmatch(text)
+    letter = match and (match.group(1) or match.group(2))
+    return letter if letter and letter not in "ei" else None
