@@ -155,7 +155,7 @@ until healthy; do
   if ! kill -0 "$SERVER_PID" 2>/dev/null; then
     echo "model_server.sh: error: the server exited before answering; from $LOG_FILE:" >&2
     # its last traceback whole (the first 200 lines of it), else its last 20 lines
-    from=$(grep -n 'Traceback (most recent call last)' "$LOG_FILE" | tail -n 1 | cut -d: -f1)
+    from=$(grep -n 'Traceback (most recent call last)' "$LOG_FILE" | tail -n 1 | cut -d: -f1 || true)
     if [[ -n "$from" ]]; then tail -n "+$from" "$LOG_FILE" | head -n 200 >&2; else tail -n 20 "$LOG_FILE" >&2; fi
     rm -f "$PID_FILE"
     exit 4
