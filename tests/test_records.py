@@ -34,3 +34,14 @@ def _spec(**kw: object) -> RunSpec:
 def test_spec_differences_ignore_n_samples_and_endpoints() -> None:
     assert _spec().differences(_spec(n_samples=8, base_urls=["http://x/v1"])) == {}
     assert _spec().differences(_spec(temperature=1.0)) == {"temperature": (0.6, 1.0)}
+
+
+def test_a_token_count_that_is_not_sane_reads_as_absent() -> None:
+    from llmeval.records import Generation, Usage, token_count
+
+    assert [token_count(v) for v in (0, 12, 12.0, 10**9)] == [0, 12, 12, 10**9]
+    garbage = [float("nan"), float("inf"), -1, "12", 10**400, True, 12.5, 10**9 + 1, None, {}]
+    assert [token_count(v) for v in garbage] == [None] * len(garbage)
+    line = '{"problem_id": "a", "sample_idx": 0, "prompt": "q", "answer": "1", "gen": "x", '
+    usage = '"usage": {"prompt_tokens": NaN, "completion_tokens": ' + "9" * 400 + "}}"
+    assert Generation.model_validate_json(line + usage).usage == Usage()
