@@ -1,7 +1,7 @@
 """Judge stress: `eval --judge-url` as real processes against the loopback server playing a
 judge that drafts a verdict in its reasoning, is cut at its token budget, trickles past the
 deadline (some replies, then every one), refuses the key or does not know the model, with
-answers that try to close their fence in 7 spellings.
+answers that try to close their fence in 8 spellings.
 
     .venv/bin/python -m bench.stress_judge [--problems 60]
 
