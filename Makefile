@@ -56,6 +56,7 @@ stress: $(STAMP)
 	$(PY) -m bench.stress_hostile
 	$(PY) -m bench.stress_bad_inputs
 	$(PY) -m bench.stress_server
+	$(PY) -m bench.stress_judge
 
 ## Every benchmark (several minutes; figures only, never part of make test).
 bench: $(STAMP)

@@ -56,6 +56,8 @@ def add_judging_options(parser: argparse.ArgumentParser) -> None:
     add("--judge-api-key", help="the judge's bearer token (default $LLMEVAL_JUDGE_API_KEY)")
     add("--judge-workers", type=int, default=8, help="judge requests in flight (default 8)")
     add("--judge-max-tokens", type=int, default=2048, help="the judge's reply budget (2048)")
+    add("--judge-timeout", type=float, default=300.0,
+        help="seconds per judge question, retries included (default %(default)g)")  # fmt: skip
     add("--answer-key", default="answer", help="field of the gold answer")
     add("--response-key", default="gen", help="field of the model output (a list: n samples)")
     add("--id-key", help="field of the problem id (default: problem_id, else doc_id, else the "
@@ -83,11 +85,17 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
             raise UsageError("--judge-url and --judge-model go together")
         if args.judge_workers < 1:
             raise UsageError("--judge-workers must be at least 1")
+        if not args.judge_timeout > 0:
+            raise UsageError("--judge-timeout must be positive")
         api_key = args.judge_api_key or os.environ.get("LLMEVAL_JUDGE_API_KEY") or None
         judge = JudgeOptions(
-            normalize_base_url(args.judge_url), args.judge_model, api_key, args.judge_workers,
+            normalize_base_url(args.judge_url),
+            args.judge_model,
+            api_key,
+            args.judge_workers,
+            timeout=args.judge_timeout,
             max_tokens=args.judge_max_tokens,
-        )  # fmt: skip
+        )
     return EvalOptions(
         paths=paths,
         task=args.task,

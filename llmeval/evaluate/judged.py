@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from llmeval.errors import ServerError
 from llmeval.evaluate.inputs import InputFile, Sample
 from llmeval.evaluate.metrics import Outcome, group_by_problem, summarize
 from llmeval.judge.prompt import judge_key
@@ -50,11 +51,14 @@ def judge_files(files: list[InputFile], options: EvalOptions, cache: VerdictCach
             if cache_file is not None:
                 wanted.setdefault(key, set()).add(cache_file)
     errors: list[str] = []
+    cached, replies = len(found), 0
 
     def on_reply(reply: Ruling) -> None:
+        nonlocal replies
+        replies += reply.replied
         if reply.error is not None:  # no verdict, and nothing cached: asked again next time
             found[reply.key] = ("", reply.text or reply.error)
-            if reply.error and len(errors) < 3:
+            if len(errors) < 3:
                 errors.append(reply.error)
             return
         question = questions[reply.key]
@@ -69,6 +73,8 @@ def judge_files(files: list[InputFile], options: EvalOptions, cache: VerdictCach
     if questions:
         log.info("judge: asking %s about %d answers", judge.model, len(questions))
         ask_all(questions.values(), judge, on_reply)
+        if not replies and not cached:  # the judge cannot be used: its figures are the rules'
+            raise ServerError(f"judge {judge.url}: no request succeeded: {errors[0]}")
     for error in errors:
         log.warning("judge: %s (the rules' verdict stands)", error)
     for sample, key in asked:

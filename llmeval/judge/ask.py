@@ -20,7 +20,7 @@ class JudgeOptions:
     model: str
     api_key: str | None = None
     workers: int = 8
-    timeout: float = 600.0
+    timeout: float = 300.0  # the most one question may take, retries included
     max_tokens: int = 2048
     max_retries: int = 3
 
@@ -37,44 +37,60 @@ class Question:
 
 @dataclass(frozen=True)
 class Ruling:
-    """The judge's "yes"/"no" (None: no verdict line, or `error`), and what it said."""
+    """The judge's "yes"/"no" (None: no verdict line) and what it said; `error` says why
+    there is nothing to cache (no reply, or one that did not finish); `replied`: a reply came."""
 
     key: str
     verdict: str | None
     text: str
     error: str | None = None
+    replied: bool = True
 
 
 def ask_all(
     questions: Iterable[Question], options: JudgeOptions, on_reply: Callable[[Ruling], None]
 ) -> None:
     """Ask every question; `on_reply` gets each reply (or failure) as it arrives. A judge that
-    cannot be used at all (unreachable, refused, unknown model) fails the rest at once."""
+    cannot be used at all (unreachable, refused, unknown model) fails the rest at once; a
+    question without a finished reply within `options.timeout` fails alone."""
     config = ClientConfig(
-        base_urls=[options.url], api_key=options.api_key, timeout=options.timeout,
-        max_retries=options.max_retries, max_workers=options.workers,
-    )  # fmt: skip
+        [options.url],
+        options.api_key,
+        timeout=options.timeout,
+        max_retries=options.max_retries,
+        max_workers=options.workers,
+    )
     pending = iter(questions)
     fatal: list[str] = []
+
+    async def ask(client: ChatClient, question: Question) -> Ruling:
+        talk = messages(question.problem, question.gold, question.answer)
+        cool = {"temperature": 0.0}
+        body = build_body(
+            options.model, talk, max_tokens=options.max_tokens, seed=0, stream=True, sampling=cool
+        )
+        try:
+            async with asyncio.timeout(options.timeout):
+                reply = await client.complete(body)
+        except TimeoutError:
+            error = f"no finished reply within the {options.timeout:g} s --judge-timeout"
+            return Ruling(question.key, None, "", error, replied=False)
+        except ChatFailure as exc:
+            if isinstance(exc, FatalServerError):
+                fatal.append(str(exc))
+            return Ruling(question.key, None, "", str(exc), replied=False)
+        if reply.finish_reason != "stop":
+            why = f"finish_reason {reply.finish_reason!r:.40}; 'length': raise --judge-max-tokens"
+            unread = f"a reply that did not finish is not read ({why})"
+            return Ruling(question.key, None, reply.text, unread)
+        return Ruling(question.key, judgement(reply.text), reply.text)
 
     async def worker(client: ChatClient) -> None:
         for question in pending:
             if fatal:
-                on_reply(Ruling(question.key, None, "", fatal[0]))
-                continue
-            talk = messages(question.problem, question.gold, question.answer)
-            body = build_body(
-                options.model, talk, max_tokens=options.max_tokens, seed=0, stream=True,
-                sampling={"temperature": 0.0},
-            )  # fmt: skip
-            try:
-                text = (await client.complete(body)).text
-            except ChatFailure as exc:
-                if isinstance(exc, FatalServerError):
-                    fatal.append(str(exc))
-                on_reply(Ruling(question.key, None, "", str(exc)))
-                continue
-            on_reply(Ruling(question.key, judgement(text), text))
+                on_reply(Ruling(question.key, None, "", fatal[0], replied=False))
+            else:
+                on_reply(await ask(client, question))
 
     async def ask_them() -> None:
         async with ChatClient(config) as client:

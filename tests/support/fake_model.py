@@ -137,7 +137,7 @@ class FakeModel:
         """The completion, cut at `max_tokens` tokens (finish_reason "length") if it is longer."""
         for pattern, reply in self.judge:
             if pattern.search(prompt):
-                return Completion("", reply, "stop", count_tokens(reply))
+                return _scripted(reply, max_tokens)
         reasoning, content, r_count = self._full(seed, prompt)
         c_toks = tokens(content)
         total = r_count + len(c_toks)
@@ -147,6 +147,19 @@ class FakeModel:
             return Completion("".join(tokens(reasoning)[:max_tokens]), "", "length", max_tokens)
         kept = "".join(c_toks[: max_tokens - r_count])
         return Completion(reasoning, kept, "length", max_tokens)
+
+
+def _scripted(reply: str, max_tokens: int | None) -> Completion:
+    """A scripted judge's reply, cut at `max_tokens` tokens; a leading `<think>...</think>` is
+    its reasoning (sent apart with the server's reasoning field, else inline)."""
+    toks = tokens(reply)
+    finish = "stop" if max_tokens is None or len(toks) <= max_tokens else "length"
+    text = reply if finish == "stop" else "".join(toks[:max_tokens])
+    count = min(len(toks), max_tokens or len(toks))
+    if not text.startswith("<think>"):
+        return Completion("", text, finish, count)
+    reasoning, _, content = text.removeprefix("<think>").partition("</think>")
+    return Completion(reasoning.strip(), content.strip(), finish, count)
 
 
 def load_answers(path: str | Path) -> dict[str, str]:
