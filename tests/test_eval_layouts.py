@@ -240,3 +240,15 @@ def test_the_readme_lists_every_task() -> None:
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     for name in TASKS:
         assert f"`{name}`" in readme
+
+
+def test_garbage_timings_in_a_file_do_not_stop_the_report(tmp_path: Path) -> None:
+    rows = _rows(AIME[:2], 2, 1)
+    text = "\n".join(json.dumps(r) for r in rows).replace(
+        '"finish_reason"', '"latency_s": ' + "9" * 400 + ', "ttft_s": NaN, "finish_reason"'
+    )
+    path = tmp_path / "aime24.jsonl"
+    path.write_text(text + "\n")
+    out = tmp_path / "r.html"
+    assert main(["report", str(path), "--out", str(out), *FLAGS]) == 0
+    assert "record no timings" in out.read_text()

@@ -111,8 +111,9 @@ def _text(value: Any, what: str, path: Path, lineno: int) -> str:
     return str(value)
 
 
-def _number(value: Any) -> float | None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+def _seconds(value: Any) -> float | None:
+    """A time a row records, when it is a sane one (a file may hold 400 digits or NaN)."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e9
     return float(value) if ok else None
 
 
@@ -177,8 +178,8 @@ class _RowReader:
                 gen,
                 reasoning,
                 finish if isinstance(finish, str) else None,
-                _number(row.get("latency_s")),
-                _number(row.get("ttft_s")),
+                _seconds(row.get("latency_s")),
+                _seconds(row.get("ttft_s")),
                 endpoint if isinstance(endpoint, str) else None,
             )
         return Sample(pid, idx, gold, pred, truncated, _tokens(row), meta, anchored, texts)
