@@ -1,7 +1,6 @@
-"""Files: stream JSONL records (a torn last line tolerated: see `appender`), and JSON files
-written whole (a temporary file and a rename). Only regular files are opened: a FIFO or a
-device is refused before it can block.
-"""
+"""Whole files: only regular files are opened (a FIFO or a device is refused before it can
+block), folders made with a clear error, and files written whole or not at all (a temporary
+file and a rename). JSONL files are `jsonl`'s."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 import pydantic_core
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from llmeval.errors import InputError, OutputError
 
@@ -63,115 +62,6 @@ def make_folder(path: str | Path) -> None:
         raise OutputError(f"{path}: cannot create the folder: {exc.strerror}") from None
 
 
-def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield (line number, raw line without newline, is_unterminated) for non-blank lines.
-
-    Only the file's last line can be unterminated. A missing file is an `InputError`.
-    """
-    # lines are long: 8 KB reads cost 4x
-    with open(open_regular(path), "rb", buffering=1 << 20) as handle:
-        for lineno, raw in enumerate(handle, start=1):
-            body = raw.rstrip(b"\r\n")
-            if body.strip():
-                yield lineno, body, not raw.endswith(b"\n")
-
-
-def _short(exc: ValidationError) -> str:
-    """The first problem pydantic found, in one line."""
-    err = exc.errors(include_url=False)[0]
-    where = ".".join(str(p) for p in err.get("loc", ())) or "line"
-    msg = err.get("msg", "invalid")
-    if err.get("type") in {"json_invalid", "json_type"}:
-        return f"not valid JSON ({msg})"
-    if err.get("type") == "model_type" or where == "line":
-        return f"expected a JSON object ({msg})"
-    return f"field {where!r}: {msg}"
-
-
-def read_models(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:
-    """Stream `model` records from a JSONL file as (line number, record).
-
-    A torn last line (unterminated and unparseable) is skipped with a warning; any other
-    bad line raises `InputError` naming the file and line. Lone-surrogate escapes (which
-    pydantic refuses) are read by `loads_text`.
-    """
-    for lineno, body, unterminated in iter_lines(path):
-        try:
-            yield lineno, model.model_validate_json(body)
-        except ValidationError as exc:
-            if unterminated and is_torn(body):
-                _warn_torn(path, lineno)
-                return
-            record = None
-            if _SURROGATE_ESCAPE.search(body):
-                with contextlib.suppress(ValueError):  # (a ValidationError is one)
-                    record = model.model_validate(loads_text(body))
-            if record is None:
-                raise InputError(path, _short(exc), line=lineno) from None
-            yield lineno, record
-
-
-def read_dicts(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Stream JSON objects from a JSONL file as (line number, dict); same rules as read_models."""
-    for lineno, body, unterminated in iter_lines(path):
-        try:
-            value = loads_text(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            if unterminated:
-                _warn_torn(path, lineno)
-                return
-            raise InputError(path, f"not valid JSON ({exc})", line=lineno) from None
-        if not isinstance(value, dict):
-            raise InputError(
-                path, f"expected a JSON object, got {type(value).__name__}", line=lineno
-            )
-        yield lineno, value
-
-
-def loads_text(body: bytes) -> Any:
-    """A JSON value, parsed by pydantic-core (twice as fast as `json`); lone surrogates (which
-    Python's json writes as `\\ud800`) are read by `json` and replaced by U+FFFD: such strings
-    could be neither encoded nor written again."""
-    try:
-        return pydantic_core.from_json(body)
-    except ValueError:
-        if not _SURROGATE_ESCAPE.search(body):
-            raise
-    try:
-        return _replace_surrogates(json.loads(body))
-    except RecursionError:  # 100,000 nested brackets: a bad line, not a crash
-        raise ValueError("nested too deeply") from None
-
-
-# `\ud800`-`\udfff` escapes: what Python's json.dumps writes for a lone surrogate.
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _replace_surrogates(value: Any) -> Any:
-    """`value` with every lone surrogate in its strings replaced by U+FFFD."""
-    if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_replace_surrogates(v) for v in value]
-    return value
-
-
-def _warn_torn(path: str | Path, lineno: int) -> None:
-    log.warning("%s:%d: torn last line skipped (interrupted write)", path, lineno)
-
-
-def is_torn(body: bytes) -> bool:
-    """An unterminated line is torn when it is not a complete JSON value."""
-    try:
-        loads_text(body)
-    except (ValueError, UnicodeDecodeError):
-        return True
-    return False
-
-
 @contextlib.contextmanager
 def atomic_file(path: str | Path) -> Iterator[BinaryIO]:
     """A file written whole or not at all: a temporary file beside `path` (its folder made if
@@ -210,9 +100,23 @@ def write_json_atomic(
         raw = text.encode()
     except (pydantic_core.PydanticSerializationError, UnicodeEncodeError):
         data = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
-        raw = json.dumps(_replace_surrogates(data), indent=indent, ensure_ascii=False).encode()
+        raw = json.dumps(replace_surrogates(data), indent=indent, ensure_ascii=False).encode()
     with atomic_file(path) as handle:
         handle.write(raw + b"\n")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {replace_surrogates(k): replace_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [replace_surrogates(v) for v in value]
+    return value
 
 
 def _mode_for(path: Path) -> int:

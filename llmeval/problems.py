@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from llmeval.errors import InputError
-from llmeval.files import iter_lines, loads_text
+from llmeval.jsonl import iter_lines, loads_text
 from llmeval.records import Problem
 from llmeval.tasks import render_prompt
 

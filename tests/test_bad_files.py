@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.appender import JsonlAppender, repair_tail
 from llmeval.errors import InputError
-from llmeval.files import open_regular, read_dicts, read_models
+from llmeval.files import open_regular
+from llmeval.jsonl import JsonlAppender, read_dicts, read_models, repair_tail
 from llmeval.records import Generation
 from tests.stress.bad_cases import CASES
 from tests.stress.bad_files import ROOT, Env, run_case

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.appender import JsonlAppender
+from llmeval.jsonl import JsonlAppender
 from llmeval.records import Generation
 from tests.infer_helpers import (
     AIME24,

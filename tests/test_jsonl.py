@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.appender import JsonlAppender, repair_tail
 from llmeval.errors import InputError
-from llmeval.files import open_regular, read_dicts, read_models, write_json_atomic
+from llmeval.files import open_regular, write_json_atomic
+from llmeval.jsonl import JsonlAppender, read_dicts, read_models, repair_tail
 from llmeval.records import Generation, SampleKey
 
 

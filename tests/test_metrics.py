@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.evaluate.inputs import InputFile, Sample
 from llmeval.evaluate.metrics import (
     Outcome,
     clustered_stderr,
@@ -19,6 +18,7 @@ from llmeval.evaluate.metrics import (
     sample_stderr,
     summarize,
 )
+from llmeval.evaluate.samples import InputFile, Sample
 from llmeval.evaluate.scoring import task_score, vote_class
 from llmeval.records import RunSpec
 from llmeval.tasks import TASKS

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from llmeval.errors import UsageError
-from llmeval.evaluate.inputs import RowKeys
 from llmeval.evaluate.run import DEFAULT_TIMEOUT_S, EvalOptions, EvalResult, run_eval
+from llmeval.evaluate.samples import RowKeys
 from llmeval.evaluate.table import EvalProgress, export_verdicts, print_report
 from llmeval.files import write_json_atomic
 from llmeval.verify.pool import DEFAULT_MEMORY_MB, default_workers

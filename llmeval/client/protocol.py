@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from llmeval.files import loads_text
+from llmeval.jsonl import loads_text
 from llmeval.records import token_count
 
 # Messages servers use when prompt + max_tokens exceeds the context (vLLM, SGLang, llama.cpp,

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from llmeval.errors import ServerError
-from llmeval.evaluate.inputs import InputFile, Sample
 from llmeval.evaluate.metrics import Outcome, group_by_problem, summarize
+from llmeval.evaluate.samples import InputFile, Sample
 from llmeval.judge.prompt import judge_key
 from llmeval.records import JudgeScore, Verdict
 from llmeval.verify.cache import VerdictCache

@@ -10,8 +10,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from llmeval.errors import LlmevalError
-from llmeval.evaluate.files import META_FIELDS
-from llmeval.evaluate.inputs import InputFile, Sample
+from llmeval.evaluate.discover import META_FIELDS
+from llmeval.evaluate.samples import InputFile, Sample
 from llmeval.problems import InputKeys, load_problems
 from llmeval.records import Problem
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from llmeval import __version__
-from llmeval.evaluate.files import discover
-from llmeval.evaluate.inputs import InputFile, RowKeys, read_input
+from llmeval.evaluate.discover import discover
 from llmeval.evaluate.judged import judge_files, judge_score
 from llmeval.evaluate.reference import apply_reference
+from llmeval.evaluate.samples import InputFile, RowKeys, read_input
 from llmeval.evaluate.scoring import accuracy, task_score
 from llmeval.records import CacheStats, ScoreReport, Verdict
 from llmeval.verify.cache import VerdictCache, cache_path_for

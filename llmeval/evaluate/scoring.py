@@ -9,7 +9,6 @@ from fractions import Fraction
 from functools import lru_cache
 
 from llmeval.evaluate.extract import canonical_answer
-from llmeval.evaluate.inputs import InputFile, Sample
 from llmeval.evaluate.metrics import (
     Outcome,
     clustered_stderr,
@@ -17,6 +16,7 @@ from llmeval.evaluate.metrics import (
     majority_winner,
     summarize,
 )
+from llmeval.evaluate.samples import InputFile, Sample
 from llmeval.records import GroupScore, ProblemScore, TaskScore
 from llmeval.verify.policy import rational_value
 

@@ -10,7 +10,8 @@ import logging
 from pathlib import Path
 
 from llmeval.errors import InputError, UsageError
-from llmeval.files import read_file, read_models
+from llmeval.files import read_file
+from llmeval.jsonl import read_models
 from llmeval.records import CONTEXT_REJECTED, RunSpec, SampleKey
 
 log = logging.getLogger("llmeval")

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from llmeval import __version__
-from llmeval.appender import JsonlAppender
 from llmeval.client.chat_client import ChatClient, ClientConfig
 from llmeval.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, LlmevalError, ServerError
 from llmeval.files import make_folder, write_json_atomic
@@ -29,7 +28,8 @@ from llmeval.infer.progress import (
     stopwatch,
 )
 from llmeval.infer.resume import check_spec, done_keys, spec_path
-from llmeval.infer.runner import Job, run_jobs
+from llmeval.infer.workers import Job, run_jobs
+from llmeval.jsonl import JsonlAppender
 from llmeval.problems import InputKeys, load_problems
 from llmeval.records import Problem, RunSpec
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from llmeval.evaluate.inputs import InputFile, Sample, Texts
 from llmeval.evaluate.run import EvalResult
+from llmeval.evaluate.samples import InputFile, Sample, Texts
 from llmeval.report.data import ReportSample, Run
 
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from llmeval.appender import JsonlAppender
 from llmeval.errors import OutputError
-from llmeval.files import read_models
+from llmeval.jsonl import JsonlAppender, read_models
 from llmeval.records import Verdict
 
 SUFFIX = ".verdicts.jsonl"

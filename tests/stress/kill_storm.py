@@ -223,7 +223,7 @@ def eval_storm(
 def verdict_keys(path: Path) -> list[str]:
     """The cache keys the samples of a generation file need: each distinct pair sent to the
     verifier, under each policy."""
-    from llmeval.evaluate.inputs import read_input
+    from llmeval.evaluate.samples import read_input
     from llmeval.verify.policy import POLICIES, exact_status, verdict_key
 
     source = read_input(path, None)

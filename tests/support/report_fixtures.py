@@ -6,7 +6,7 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
-from llmeval.evaluate.inputs import InputFile, Sample
+from llmeval.evaluate.samples import InputFile, Sample
 from llmeval.evaluate.scoring import task_score
 from llmeval.report.data import ReportSample, Run
 from llmeval.tasks import TASKS

@@ -16,9 +16,9 @@ from typing import Any
 
 from llmeval.errors import InputError
 from llmeval.evaluate.answers import read_answers
+from llmeval.evaluate.discover import META_FIELDS, read_spec, resolve_task
 from llmeval.evaluate.extract import THINK_OPEN, TRUNCATED_REASONS
-from llmeval.evaluate.files import META_FIELDS, read_spec, resolve_task
-from llmeval.files import read_dicts
+from llmeval.jsonl import read_dicts
 from llmeval.records import CONTEXT_REJECTED, RunSpec, token_count
 from llmeval.tasks import Task
 
