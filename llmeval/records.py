@@ -10,6 +10,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from llmeval.sampling import Sampling
+
 SCHEMA_VERSION = 1
 
 # Statuses a verdict can have; only "correct" counts as right.
@@ -115,27 +117,15 @@ class SampleKey(_Record):
     _coerce_id = field_validator("problem_id", mode="before")(_to_text)
 
 
-class RunSpec(_Record):
-    """What produced an output file; written beside it as `<output>.spec.json`.
-
-    Never holds credentials. A resume whose comparable fields differ is refused.
-    """
-
-    model_config = ConfigDict(extra="ignore")
+class RunSpec(Sampling):
+    """What produced an output file: its sampling, and the model, servers (no credentials),
+    task, n and input; written beside it as `<output>.spec.json`. A resume whose comparable
+    fields differ is refused."""
 
     model: str
     base_urls: list[str] = Field(default_factory=list)
     task: str | None = None
     n_samples: int
-    temperature: float
-    top_p: float
-    top_k: int | None = None
-    min_p: float | None = None
-    max_tokens: int
-    seed: int
-    system_prompt: str | None = None
-    prompt_template: str
-    extra_body: dict[str, Any] = Field(default_factory=dict)
     # Which input keys held the question / answer / id (they change the prompts sent).
     input_keys: dict[str, str | None] = Field(default_factory=dict)
     input_file: str | None = None

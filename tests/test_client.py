@@ -17,16 +17,15 @@ from llmeval.client.protocol import (
     RequestRejected,
     build_body,
 )
+from llmeval.sampling import Sampling
 from tests.support.threaded_server import serve
 
 MSG = [{"role": "user", "content": "What is 6 times 7?"}]
 
 
 def _body(stream: bool, seed: int = 1, max_tokens: int = 200, **extra: Any) -> bytes:
-    return build_body(
-        "test-model", MSG, max_tokens=max_tokens, seed=seed, stream=stream,
-        sampling={"temperature": 0.6}, extra_body=extra,
-    )  # fmt: skip
+    sampling = Sampling(max_tokens=max_tokens, extra_body=extra)
+    return build_body("test-model", MSG, sampling, seed=seed, stream=stream)
 
 
 def _config(urls: list[str], stream: bool, **kw: Any) -> ClientConfig:
@@ -93,7 +92,7 @@ def test_other_4xx_fails_at_once_and_auth_and_model_are_fatal() -> None:
             _run(_config([srv.url], False, api_key="k-123"), bad)
         with pytest.raises(FatalServerError, match="HTTP 401"):
             _run(_config([srv.url], True, api_key="wrong"), _body(True))
-        wrong = build_body("nope", MSG, max_tokens=5, seed=1, stream=False, sampling={})
+        wrong = build_body("nope", MSG, Sampling(max_tokens=5), seed=1, stream=False)
         with pytest.raises(FatalServerError, match="The model `nope` does not exist"):
             _run(_config([srv.url], False, api_key="k-123"), wrong)
         assert srv.stats["POST /v1/chat/completions"] == 3

@@ -11,6 +11,7 @@ import pytest
 
 from llmeval.client.chat_client import ChatClient, ClientConfig
 from llmeval.client.protocol import ChatFailure, RequestRejected, build_body
+from llmeval.sampling import Sampling
 
 MSG = [{"role": "user", "content": "2+2?"}]
 COMPLETION = {
@@ -35,7 +36,7 @@ def _client(handler, stream: bool = False, **kw) -> ChatClient:  # type: ignore[
 def _complete(client: ChatClient, stream: bool = False) -> object:
     async def go() -> object:
         async with client:
-            body = build_body("m", MSG, max_tokens=9, seed=3, stream=stream, sampling={})
+            body = build_body("m", MSG, Sampling(max_tokens=9), seed=3, stream=stream)
             return await client.complete(body)
 
     return asyncio.run(go())

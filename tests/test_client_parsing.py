@@ -18,6 +18,7 @@ from llmeval.client.protocol import (
     parse_completion,
 )
 from llmeval.errors import UsageError
+from llmeval.sampling import Sampling
 
 
 def _sse(*events: dict | str) -> bytes:
@@ -159,11 +160,9 @@ def test_body_has_one_completion_seed_and_usage_when_streaming() -> None:
         build_body(
             "m",
             [{"role": "user", "content": "q"}],
-            max_tokens=10,
+            Sampling(max_tokens=10, extra_body={"chat_template_kwargs": {"enable_thinking": True}}),
             seed=5,
             stream=True,
-            sampling={"temperature": 0.6, "top_p": 0.95, "top_k": None},
-            extra_body={"chat_template_kwargs": {"enable_thinking": True}},
         )
     )
     assert body["n"] == 1 and body["seed"] == 5 and body["max_tokens"] == 10

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.evaluate.run import EvalOptions, run_eval
+from llmeval.evaluate.options import EvalOptions
+from llmeval.evaluate.run import run_eval
 from llmeval.tasks import DATA_DIR, TASKS
 from llmeval.verify.policy import parse_gold
 from tests.support.gold_rewrite import SAME_VALUE, rewrite

@@ -1,4 +1,4 @@
-"""infer's progress line and end-of-run summary: counters, CPU share, the client-bound hint."""
+"""infer's progress counters and end-of-run summary: counters, CPU share, the client-bound hint."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import time
 
 import pytest
 
-from llmeval.infer.progress import (
+from llmeval.infer.tally import (
     Snapshot,
     Tally,
     client_bound_hint,
+    counters,
     cpu_share,
-    plain_line,
     print_summary,
     stopwatch,
 )
@@ -22,8 +22,8 @@ def test_plain_progress_line() -> None:
     snap = Snapshot(
         done=50, total=200, failed=2, tokens=10_000, in_flight=8, retries=3, elapsed=10, cpu=4.5
     )
-    line = plain_line(snap)
-    assert line.startswith("infer: 50/200 (25%) 5.0 samples/s 1,000 tok/s in flight 8")
+    line = counters(snap)
+    assert line.startswith("5.0 samples/s 1,000 tok/s in flight 8")
     assert "retries 3 failed 2 ETA 0:00:29 cpu 45%" in line
 
 

@@ -7,10 +7,11 @@ import os
 from pathlib import Path
 
 from llmeval.errors import UsageError
-from llmeval.evaluate.run import DEFAULT_TIMEOUT_S, EvalOptions, EvalResult, run_eval
-from llmeval.evaluate.samples import RowKeys
-from llmeval.evaluate.table import EvalProgress, export_verdicts, print_report
+from llmeval.evaluate.options import DEFAULT_TIMEOUT_S, EvalOptions, RowKeys
+from llmeval.evaluate.run import EvalResult, run_eval
+from llmeval.evaluate.table import export_verdicts, print_report
 from llmeval.files import write_json_atomic
+from llmeval.progress import Progress
 from llmeval.verify.pool import DEFAULT_MEMORY_MB, default_workers
 
 
@@ -28,12 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--result-json", "--result_path", dest="result_json", type=Path,
         help="write the JSON result")  # fmt: skip
     add("--export-verdicts", type=Path, help="write one JSON line per sample with its verdict")
-    add_judging_options(parser)
+    add_eval_options(parser)
     parser.set_defaults(func=run)
 
 
-def add_judging_options(parser: argparse.ArgumentParser) -> None:
-    """The options of judging, shared by `eval` and `report`."""
+def add_eval_options(parser: argparse.ArgumentParser) -> None:
+    """The options of evaluating, shared by `eval` and `report`."""
     add = parser.add_argument
     add("--task", "--task_name", dest="task",
         help="task of every file (aime24, math_opensource/aime24, ...); default: the run spec "
@@ -111,20 +112,27 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
     )
 
 
-def judge(args: argparse.Namespace, keep_texts: bool = False) -> EvalResult:
-    """Judge the files the flags name, with the progress display they ask for."""
+def evaluate(args: argparse.Namespace, keep_texts: bool = False) -> EvalResult:
+    """Evaluate the files the flags name, showing progress unless told not to."""
     options = options_from_args(args, keep_texts)
-    progress = EvalProgress(enabled=not (args.no_progress or args.quiet))
+    if args.no_progress or args.quiet:
+        return run_eval(options)
+    shown = Progress("eval")
+
+    def progress(verified: int, known: int, remaining: int) -> None:
+        info = f"{verified} verified now, {known} cached or needing no verifier"
+        shown.update(verified + known, verified + known + remaining, info, last=not remaining)
+
     try:
         return run_eval(options, progress)
     finally:
-        progress.close()
+        shown.close()
 
 
 def run(args: argparse.Namespace) -> int:
     """Judge, write the JSON result and the verdict export, then print the table (a reader
     that closes stdout early, as `| head` does, loses nothing and is no error)."""
-    result = judge(args)
+    result = evaluate(args)
     if args.result_json:
         write_json_atomic(args.result_json, result.report)
     if args.export_verdicts:

@@ -8,21 +8,16 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import ValidationError
+
 from llmeval.errors import UsageError
+from llmeval.sampling import Sampling
 from llmeval.tasks import MATH_TEMPLATE, get_task, task_from_filename
 
 if TYPE_CHECKING:  # imported when infer runs: other commands need not load httpx and asyncio
-    from llmeval.infer.run import InferOptions
+    from llmeval.infer.options import InferOptions
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
-# Request fields llmeval sets itself, and the flag to use instead of --extra-body.
-OWN_FIELDS = {
-    "model": "--model", "messages": "--prompt-template or --system-prompt", "seed": "--seed",
-    "n": "--n-samples (each sample is its own request)", "max_tokens": "--max-tokens",
-    "max_completion_tokens": "--max-tokens", "temperature": "--temperature", "top_p": "--top-p",
-    "top_k": "--top-k", "min_p": "--min-p", "stream": "--stream or --no-stream",
-    "stream_options": "--stream or --no-stream",
-}  # fmt: skip
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -82,15 +77,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def options_from_args(args: argparse.Namespace) -> InferOptions:
     """Check the flags and build `InferOptions`."""
     from llmeval.client.endpoints import ClientConfig, normalize_base_url
-    from llmeval.infer.run import InferOptions
+    from llmeval.infer.options import InferOptions
     from llmeval.problems import InputKeys
 
     if args.http is not None:
         raise UsageError(
             "--http was removed: llmeval has one HTTP stack (httpx on aiohttp); drop the flag"
         )
-    least = {"n_samples": 1, "max_workers": 1, "max_tokens": 1, "max_retries": 0, "temperature": 0,
-             "max_reply_bytes": 0}  # fmt: skip
+    least = {"n_samples": 1, "max_workers": 1, "max_retries": 0, "max_reply_bytes": 0}
     for name, minimum in least.items():
         if getattr(args, name) < minimum:
             flag = "--" + name.replace("_", "-")
@@ -117,18 +111,42 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         backoff_max=args.retry_max_delay, max_workers=args.max_workers,
         max_reply_bytes=args.max_reply_bytes or max(64 * args.max_tokens, 1 << 20),
     )  # fmt: skip
-    same = ("input", "output", "model", "n_samples", "temperature", "top_p", "top_k", "min_p",
-            "max_tokens", "seed", "force", "response_key", "progress_interval")  # fmt: skip
+    template = _template(args.prompt_template) or (task.template if task else MATH_TEMPLATE)
     return InferOptions(
-        **{name: getattr(args, name) for name in same},
+        input=args.input,
+        output=args.output,
         client=client,
-        system_prompt=args.system_prompt or None,
-        template=_template(args.prompt_template) or (task.template if task else MATH_TEMPLATE),
-        extra_body=_extra_body(args.extra_body, args.enable_thinking),
+        sampling=_sampling(args, template),
+        model=args.model,
+        n_samples=args.n_samples,
         keys=InputKeys(question=args.question_key, answer=args.answer_key, id=args.id_key),
         task=task.name if task else None,
+        force=args.force,
+        response_key=args.response_key,
         progress={"auto": None, "bar": True, "plain": False}[args.progress],
+        progress_interval=args.progress_interval,
     )
+
+
+def _sampling(args: argparse.Namespace, template: str) -> Sampling:
+    """The sampling flags as one `Sampling`; a value it refuses names its flag."""
+    try:
+        return Sampling(
+            temperature=args.temperature,
+            top_p=args.top_p,
+            top_k=args.top_k,
+            min_p=args.min_p,
+            max_tokens=args.max_tokens,
+            seed=args.seed,
+            system_prompt=args.system_prompt or None,
+            prompt_template=template,
+            extra_body=_extra_body(args.extra_body, args.enable_thinking),
+        )
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        flag = "--" + str(error["loc"][0]).replace("_", "-")
+        got = f", got {error['input']!r}" if error["type"] != "value_error" else ""
+        raise UsageError(f"{flag} {error['msg'].removeprefix('Value error, ')}{got}") from None
 
 
 def _template(flag: str | None) -> str | None:
@@ -149,10 +167,6 @@ def _extra_body(flag: str | None, enable_thinking: bool) -> dict:
         raise UsageError(f"--extra-body is not valid JSON: {exc}") from None
     if not isinstance(extra, dict):
         raise UsageError("--extra-body must be a JSON object")
-    own = sorted(extra.keys() & OWN_FIELDS.keys())
-    if own:
-        field, flag = own[0], OWN_FIELDS[own[0]]
-        raise UsageError(f"--extra-body may not set {field!r}: llmeval sets it; use {flag}")
     if enable_thinking:
         kwargs = extra.get("chat_template_kwargs") or {}
         extra["chat_template_kwargs"] = {**kwargs, "enable_thinking": True}

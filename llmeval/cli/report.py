@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from llmeval import __version__
-from llmeval.cli.eval import add_judging_options, judge
+from llmeval.cli.eval import add_eval_options, evaluate
 from llmeval.errors import UsageError
 from llmeval.files import atomic_file
 
@@ -17,11 +17,11 @@ log = logging.getLogger("llmeval")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the `report` parser (eval's options, since it judges what is not judged yet)."""
+    """Add the `report` parser (eval's options: it evaluates what is not verified yet)."""
     parser = sub.add_parser(
         "report",
         help="write one self-contained HTML report of generation files",
-        description="Judge generation files (verdicts from eval's cache where present) and "
+        description="Evaluate generation files (verdicts from eval's cache where present) and "
         "write one HTML file: scores, pictures, every sample, a comparison with --baseline, "
         "serving figures. No network needed to view it.",
     )
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--baseline", nargs="+", metavar="PATH", default=[], help="run to compare with")
     add("--label", help="name of the run in the report (default: its model)")
     add("--baseline-label", help="name of the baseline (default: its model)")
-    add_judging_options(parser)
+    add_eval_options(parser)
     add("--no-compress", action="store_true",
         help="embed texts as plain JSON (bigger file) instead of gzip+base64")  # fmt: skip
     parser.set_defaults(func=run, input_path=[])
@@ -50,11 +50,11 @@ def _check_comparable(diffs: list, baseline: list[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Judge the run (and the baseline), build the report, write it."""
+    """Evaluate the run (and the baseline), build the report, write it."""
     if args.out.is_dir():
         raise UsageError(f"--out {args.out} is a folder; give a file name")
     started = time.monotonic()
-    result = judge(args, keep_texts=True)
+    result = evaluate(args, keep_texts=True)
     # the HTML side loads when `report` runs, not for every command
     from llmeval.report.data import compare
     from llmeval.report.html import render_report
@@ -71,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
     }
     baseline = None
     if args.baseline:
-        args.paths = args.baseline  # judged with the same options
-        baseline = run_from_eval(judge(args, keep_texts=True), args.baseline_label)
+        args.paths = args.baseline  # evaluated with the same options
+        baseline = run_from_eval(evaluate(args, keep_texts=True), args.baseline_label)
         if baseline.label == current.label:
             baseline.label += " (baseline)"
         meta["baseline"] = baseline.label

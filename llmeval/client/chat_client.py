@@ -14,6 +14,8 @@ import os
 import random
 import ssl
 import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TypeVar
 
 import aiohttp
 import httpx
@@ -41,6 +43,7 @@ from llmeval.client.protocol import (
 from llmeval.errors import ServerError, UsageError
 
 log = logging.getLogger("llmeval")
+T = TypeVar("T")
 
 
 class ChatClient:
@@ -121,6 +124,19 @@ class ChatClient:
             raise UsageError(f"the server serves several models ({listed}); pick one with --model")
         log.info("model: %s (the only one the server lists)", served[0])
         return served[0]
+
+    def workers(
+        self, items: Iterable[T], handle: Callable[[T], Awaitable[None]]
+    ) -> list[asyncio.Task[None]]:
+        """`max_workers` tasks, each calling `handle` on the next of `items` while any are left
+        (so that many requests are in flight)."""
+        pending = iter(items)
+
+        async def worker() -> None:
+            for item in pending:
+                await handle(item)
+
+        return [asyncio.create_task(worker()) for _ in range(self.config.max_workers)]
 
     async def complete(self, body: bytes) -> Reply:
         """One completion for `body`, retried with capped, jittered exponential backoff."""

@@ -11,6 +11,7 @@ from pydantic_core import from_json
 
 from llmeval.jsonl import loads_text
 from llmeval.records import token_count
+from llmeval.sampling import Sampling
 
 # Messages servers use when prompt + max_tokens exceeds the context (vLLM, SGLang, llama.cpp,
 # OpenAI): deterministic, so the sample is recorded instead of retried.
@@ -58,22 +59,18 @@ class StreamError(Transient):
 
 
 def build_body(
-    model: str,
-    messages: list[dict[str, str]],
-    *,
-    max_tokens: int,
-    seed: int,
-    stream: bool,
-    sampling: dict[str, Any],
-    extra_body: dict[str, Any] | None = None,
+    model: str, messages: list[dict[str, str]], sampling: Sampling, *, seed: int, stream: bool
 ) -> bytes:
-    """The JSON body of one chat request asking for one completion."""
-    body: dict[str, Any] = {"model": model, "messages": messages, "n": 1, "max_tokens": max_tokens}
-    body |= {k: v for k, v in sampling.items() if v is not None}
+    """The JSON body of one chat request asking for one completion with `seed`."""
+    body: dict[str, Any] = {"model": model, "messages": messages, "n": 1}
+    body["max_tokens"] = sampling.max_tokens
+    for name in ("temperature", "top_p", "top_k", "min_p"):
+        if getattr(sampling, name) is not None:
+            body[name] = getattr(sampling, name)
     body["seed"] = seed
     if stream:
         body |= {"stream": True, "stream_options": {"include_usage": True}}
-    return json.dumps(body | (extra_body or {}), ensure_ascii=False).encode()
+    return json.dumps(body | sampling.extra_body, ensure_ascii=False).encode()
 
 
 def clean_text(text: str | None) -> str | None:

@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from llmeval.errors import ServerError
 from llmeval.evaluate.metrics import Outcome, group_by_problem, summarize
+from llmeval.evaluate.options import EvalOptions
 from llmeval.evaluate.samples import InputFile, Sample
 from llmeval.judge.prompt import judge_key
 from llmeval.records import JudgeScore, Verdict
 from llmeval.verify.cache import VerdictCache
-
-if TYPE_CHECKING:
-    from llmeval.evaluate.run import EvalOptions
 
 log = logging.getLogger("llmeval")
 _YES_NO = {"correct": "yes", "incorrect": "no"}

@@ -1,4 +1,4 @@
-"""The `eval` stage: read generation files, judge each sample under both policies (cache first,
+"""The `eval` stage: read generation files, verify each sample under both policies (cache first,
 then the worker pool for the distinct misses), and fold the verdicts into per-task scores."""
 
 from __future__ import annotations
@@ -8,56 +8,33 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from llmeval import __version__
 from llmeval.evaluate.discover import discover
 from llmeval.evaluate.judged import judge_files, judge_score
+from llmeval.evaluate.options import EvalOptions
 from llmeval.evaluate.reference import apply_reference
-from llmeval.evaluate.samples import InputFile, RowKeys, read_input
+from llmeval.evaluate.samples import InputFile, read_input
 from llmeval.evaluate.scoring import accuracy, task_score
 from llmeval.records import CacheStats, ScoreReport, Verdict
-from llmeval.verify.cache import VerdictCache, cache_path_for
+from llmeval.verify.cache import VerdictCache
 from llmeval.verify.policy import (
     GOLD_UNPARSED,
     POLICIES,
-    Policy,
     quick_status,
     verdict_key,
     verifier_id,
 )
-from llmeval.verify.pool import DEFAULT_MEMORY_MB, WORKER_DIED, VerifyPool, prestart
+from llmeval.verify.pool import WORKER_DIED, VerifyPool, prestart
 from llmeval.verify.queue import VerifyResult, VerifyTask
 
 log = logging.getLogger("llmeval")
-# progress(verified, cached, remaining): samples judged by verifying now, judged without
+# progress(verified, cached, remaining): samples verified now, known without
 # verifying (cache, no answer, letters), and still waiting.
 ProgressFn = Callable[[int, int, int], None]
-DEFAULT_TIMEOUT_S = 20.0
 Pair = tuple[str, str, str]  # (answer kind, gold, extracted answer)
 _UNPARSED = "%s: the verifier cannot read the gold answer of %d problems (compared as text): %s"
 _UNGRADED = "%s: %d problems have no gold answer and are not graded: %s"
-
-
-@dataclass(frozen=True)
-class EvalOptions:
-    """What `llmeval eval` was asked to do."""
-
-    paths: list[str]
-    task: str | None = None
-    cache: Path | None = None
-    use_cache: bool = True
-    workers: int = 1
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    memory_mb: int | None = DEFAULT_MEMORY_MB
-    keys: RowKeys = field(default_factory=RowKeys)
-    keep_texts: bool = False  # keep each sample's texts and timings (the report shows them)
-    policy: Policy = "strict"
-    judge: Any = None  # a `judge.ask.JudgeOptions`: ask an LLM judge about rule misses
-
-    def cache_file(self, path: Path) -> Path | None:
-        """The verdict cache of a generation file (None: no cache)."""
-        return (self.cache or cache_path_for(path)) if self.use_cache else None
 
 
 @dataclass
@@ -69,7 +46,7 @@ class EvalResult:
 
 
 @dataclass
-class _Judging:
+class _Verdicts:
     """Verdicts known so far per distinct pair and policy; the pairs left to verify, with the
     cache files wanting their verdicts and the samples waiting on them."""
 
@@ -80,11 +57,11 @@ class _Judging:
     hits: int = 0
 
 
-def _collect(files: list[InputFile], options: EvalOptions, cache: VerdictCache) -> _Judging:
-    """Every distinct pair the samples need: judged by a quick rule or from the cache, else
+def _collect(files: list[InputFile], options: EvalOptions, cache: VerdictCache) -> _Verdicts:
+    """Every distinct pair the samples need: decided by a quick rule or from the cache, else
     queued for the verifier. A sample needs its lenient answer's pair, and its strict one's
     when that differs (counted once, on the first)."""
-    judging = _Judging()
+    verdicts = _Verdicts()
     for source in files:
         cache_file = options.cache_file(source.path)
         wants = [cache_file] if cache_file else []
@@ -96,35 +73,35 @@ def _collect(files: list[InputFile], options: EvalOptions, cache: VerdictCache) 
                 if s.pred is not None and s.pred != s.answer:
                     pairs[(kind, s.gold, s.pred)] += 0
         for pair, count in pairs.items():
-            if pair not in judging.known and pair not in judging.tasks:
-                _look_up(judging, pair, cache)
-            if pair in judging.tasks:
-                judging.wanted_by[pair].update(wants)
-                judging.waiting[pair] += count
+            if pair not in verdicts.known and pair not in verdicts.tasks:
+                _look_up(verdicts, pair, cache)
+            if pair in verdicts.tasks:
+                verdicts.wanted_by[pair].update(wants)
+                verdicts.waiting[pair] += count
                 continue
-            for verdict in judging.known[pair].values():
+            for verdict in verdicts.known[pair].values():
                 if verdict.key:  # a no-op unless this file's cache lacks it
                     cache.add(verdict, wants)
-    return judging
+    return verdicts
 
 
-def _look_up(judging: _Judging, pair: Pair, cache: VerdictCache) -> None:
-    """Judge a new pair by a quick rule or from the cache, else queue it for the verifier."""
+def _look_up(verdicts: _Verdicts, pair: Pair, cache: VerdictCache) -> None:
+    """Decide a new pair by a quick rule or from the cache, else queue it for the verifier."""
     quick = quick_status(*pair)
     if quick is not None:
-        judging.known[pair] = {p: Verdict.model_construct(key="", status=quick) for p in POLICIES}
+        verdicts.known[pair] = {p: Verdict.model_construct(key="", status=quick) for p in POLICIES}
         return
     hits = {p: cache.get(verdict_key(*pair, p)) for p in POLICIES}
     if None in hits.values():
-        judging.tasks[pair] = VerifyTask(verdict_key(*pair, "strict"), *pair)
-        judging.wanted_by[pair] = set()
+        verdicts.tasks[pair] = VerifyTask(verdict_key(*pair, "strict"), *pair)
+        verdicts.wanted_by[pair] = set()
     else:
-        judging.known[pair] = hits  # type: ignore[assignment]
-        judging.hits += 1
+        verdicts.known[pair] = hits  # type: ignore[assignment]
+        verdicts.hits += 1
 
 
 def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalResult:
-    """Judge every sample of every file under both policies and score each file."""
+    """Verify every sample of every file under both policies and score each file."""
     paths = discover(options.paths)
     caches = sorted({c for p in paths if (c := options.cache_file(p))})
     if not options.use_cache or not all(c.exists() for c in caches):
@@ -134,10 +111,10 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         apply_reference(source)
     cache = VerdictCache(caches, options.timeout_s)
     try:
-        judging = _collect(files, options, cache)
-        _verify(judging, cache, options, sum(len(f.samples) for f in files), progress)
+        verdicts = _collect(files, options, cache)
+        _verify(verdicts, cache, options, sum(len(f.samples) for f in files), progress)
         for source in files:
-            _set_statuses(source, judging)
+            _set_statuses(source, verdicts)
         if options.judge is not None:
             judge_files(files, options, cache)
     finally:
@@ -148,14 +125,14 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         if options.judge is not None:
             score.judge = judge_score(options.judge.model, source, options.policy)
         score.policies = {p: accuracy(source, p) for p in POLICIES}
-        score.n_gold_unparsed = _warn(source, _gold_unparsed(source, judging), _UNPARSED)
+        score.n_gold_unparsed = _warn(source, _gold_unparsed(source, verdicts), _UNPARSED)
         _warn(source, {s.problem_id for s in source.samples if not s.gold}, _UNGRADED)
         scores.append(score)
     stats = CacheStats.model_construct(
         files=[str(c) for c in caches],
-        hits=judging.hits,
-        new=len(judging.tasks),
-        timeouts=sum(judging.known[p]["strict"].status == "timeout" for p in judging.tasks),
+        hits=verdicts.hits,
+        new=len(verdicts.tasks),
+        timeouts=sum(verdicts.known[p]["strict"].status == "timeout" for p in verdicts.tasks),
     )
     kinds = sorted({f.task.kind for f in files})
     report = ScoreReport.model_construct(
@@ -169,15 +146,15 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
 
 
 def _verify(
-    judging: _Judging,
+    verdicts: _Verdicts,
     cache: VerdictCache,
     options: EvalOptions,
     samples: int,
     progress: ProgressFn | None,
 ) -> None:
     """Verify the pending pairs in worker processes; each verdict is cached as it comes."""
-    by_key = {task.key: pair for pair, task in judging.tasks.items()}
-    waiting = sum(judging.waiting.values())
+    by_key = {task.key: pair for pair, task in verdicts.tasks.items()}
+    waiting = sum(verdicts.waiting.values())
     cached, verified = samples - waiting, 0
     if progress:
         progress(0, cached, waiting)
@@ -187,7 +164,7 @@ def _verify(
         pair = by_key[result.key]
         timeout_s = options.timeout_s if result.status == "timeout" else None
         statuses = (result.status, result.lenient or result.status)
-        judging.known[pair] = {
+        verdicts.known[pair] = {
             policy: Verdict(
                 key=verdict_key(*pair, policy),
                 status=status,
@@ -200,18 +177,18 @@ def _verify(
         }
         # a crashed worker may be the machine's fault (OOM killer): remembered, not cached
         crashed = result.status == "error" and result.detail == WORKER_DIED
-        for verdict in judging.known[pair].values():
-            cache.add(verdict, [] if crashed else list(judging.wanted_by[pair]), new=True)
-        verified += judging.waiting[pair]
+        for verdict in verdicts.known[pair].values():
+            cache.add(verdict, [] if crashed else list(verdicts.wanted_by[pair]), new=True)
+        verified += verdicts.waiting[pair]
         if progress:
             progress(verified, cached, waiting - verified)
 
-    if judging.tasks:
+    if verdicts.tasks:
         pool = VerifyPool(options.workers, options.timeout_s, options.memory_mb)
-        pool.run(judging.tasks.values(), on_result)
+        pool.run(verdicts.tasks.values(), on_result)
 
 
-def _set_statuses(source: InputFile, judging: _Judging) -> None:
+def _set_statuses(source: InputFile, verdicts: _Verdicts) -> None:
     """Each sample's status under each policy: its verdict, `no_answer`, or `ungraded`."""
     kind = source.task.kind
     for sample in source.samples:
@@ -222,14 +199,14 @@ def _set_statuses(source: InputFile, judging: _Judging) -> None:
             elif answer is None:
                 status = "no_answer"
             else:
-                status = judging.known[(kind, sample.gold, answer)][policy].status
+                status = verdicts.known[(kind, sample.gold, answer)][policy].status
             sample.status[policy] = status
 
 
-def _gold_unparsed(source: InputFile, judging: _Judging) -> set[str]:
-    """The problems whose gold the verifier could not read (judged by text alone)."""
+def _gold_unparsed(source: InputFile, verdicts: _Verdicts) -> set[str]:
+    """The problems whose gold the verifier could not read (compared as text alone)."""
     kind = source.task.kind
-    found = ((s, judging.known.get((kind, s.gold, s.answer))) for s in source.samples)
+    found = ((s, verdicts.known.get((kind, s.gold, s.answer))) for s in source.samples)
     return {s.problem_id for s, v in found if v and v["strict"].detail == GOLD_UNPARSED}
 
 

@@ -18,6 +18,7 @@ from llmeval.errors import InputError
 from llmeval.evaluate.answers import read_answers
 from llmeval.evaluate.discover import META_FIELDS, read_spec, resolve_task
 from llmeval.evaluate.extract import THINK_OPEN, TRUNCATED_REASONS
+from llmeval.evaluate.options import RowKeys
 from llmeval.jsonl import read_dicts
 from llmeval.records import CONTEXT_REJECTED, RunSpec, token_count
 from llmeval.tasks import Task
@@ -89,15 +90,6 @@ class InputFile:
     def spec_n(self) -> int | None:
         """The samples per problem the run asked for (None without a run spec)."""
         return self.spec.n_samples if self.spec else None
-
-
-@dataclass(frozen=True)
-class RowKeys:
-    """Which row fields hold the gold, the output(s) and the problem id (None: detect)."""
-
-    answer: str = "answer"
-    response: str = "gen"
-    id: str | None = None
 
 
 def _text(value: Any, what: str, path: Path, lineno: int) -> str:

@@ -1,4 +1,4 @@
-"""Fold the judged samples of one file into a `TaskScore` (pure: no I/O, no verification)."""
+"""Fold the verified samples of one file into a `TaskScore` (pure: no I/O, no verification)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def vote_class(pred: str) -> str:
 
 
 def outcome(sample: Sample, policy: str) -> Outcome:
-    """A judged sample for the statistics under `policy`; a cut-off output does not vote."""
+    """A verified sample for the statistics under `policy`; a cut-off output does not vote."""
     answer = sample.answer_for(policy)
     voting = answer is not None and not sample.truncated
     return Outcome(

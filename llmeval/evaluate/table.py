@@ -1,14 +1,12 @@
-"""Output of `eval`: the rich score table, the JSON result, the per-sample verdict export,
-and the progress display (a rich bar on a terminal, plain lines otherwise)."""
+"""Output of `eval`: the rich score table and the per-sample verdict export."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
-import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -17,9 +15,6 @@ from rich.table import Table
 from llmeval.evaluate.run import EvalResult
 from llmeval.files import atomic_file
 from llmeval.records import ScoreReport
-
-if TYPE_CHECKING:
-    from rich.progress import Progress, TaskID
 
 
 def _pct(value: float | None) -> str:
@@ -142,40 +137,3 @@ def export_verdicts(path: Path, result: EvalResult) -> None:
                 if any(t.judge for t in result.report.tasks):
                     row["judge"] = sample.judge or None
                 out.write(json.dumps(row, ensure_ascii=False).encode("utf-8", "replace") + b"\n")
-
-
-class EvalProgress:
-    """Progress of judging, in samples: verified now / from cache / remaining; a rich bar on a
-    terminal, else a line every 2 seconds (and at the end)."""
-
-    def __init__(self, enabled: bool = True) -> None:
-        self.stream = sys.stderr
-        self.enabled = enabled
-        self._bar: Progress | None = None
-        self._task: TaskID | None = None
-        self._last_line = 0.0
-
-    def __call__(self, verified: int, cached: int, remaining: int) -> None:
-        if not self.enabled:
-            return
-        info = f"{verified} verified, {cached} cached or trivial, {remaining} remaining"
-        if self.stream.isatty():
-            if self._bar is None:
-                from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-                columns = (TextColumn("judging"), BarColumn(), TextColumn("{task.fields[info]}"))
-                console = Console(file=self.stream)
-                self._bar = Progress(*columns, TimeElapsedColumn(), console=console, transient=True)
-                self._bar.start()
-                total = verified + cached + remaining
-                self._task = self._bar.add_task("judge", total=total, info=info)
-            self._bar.update(self._task, completed=verified + cached, info=info)
-        elif remaining == 0 or time.monotonic() - self._last_line >= 2.0:
-            self._last_line = time.monotonic()
-            print(f"llmeval eval: {info}", file=self.stream, flush=True)
-
-    def close(self) -> None:
-        """Stop the bar, if one is showing."""
-        if self._bar is not None:
-            self._bar.stop()
-            self._bar = None

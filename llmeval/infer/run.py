@@ -11,15 +11,16 @@ import hashlib
 import logging
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from llmeval import __version__
-from llmeval.client.chat_client import ChatClient, ClientConfig
+from llmeval.client.chat_client import ChatClient
 from llmeval.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, LlmevalError, ServerError
 from llmeval.files import make_folder, write_json_atomic
-from llmeval.infer.progress import (
+from llmeval.infer.options import InferOptions
+from llmeval.infer.resume import check_spec, done_keys, spec_path
+from llmeval.infer.tally import (
     Snapshot,
     Tally,
     client_bound_hint,
@@ -27,10 +28,9 @@ from llmeval.infer.progress import (
     show_progress,
     stopwatch,
 )
-from llmeval.infer.resume import check_spec, done_keys, spec_path
 from llmeval.infer.workers import Job, run_jobs
 from llmeval.jsonl import JsonlAppender
-from llmeval.problems import InputKeys, load_problems
+from llmeval.problems import load_problems
 from llmeval.records import Problem, RunSpec
 
 log = logging.getLogger("llmeval")
@@ -69,43 +69,16 @@ def unknown_ids(problems: Iterable[Problem], done: set[tuple[str, int]]) -> set[
     return {pid for pid, _ in done if pid not in known}
 
 
-@dataclass
-class InferOptions:
-    """Everything `llmeval infer` is told."""
-
-    input: str
-    output: str
-    client: ClientConfig  # servers, key, streaming, timeouts, retries, requests in flight
-    model: str | None = None
-    n_samples: int = 1
-    temperature: float = 0.6
-    top_p: float = 0.95
-    top_k: int | None = None
-    min_p: float | None = None
-    max_tokens: int = 32768
-    seed: int = 0
-    system_prompt: str | None = None
-    template: str = ""
-    extra_body: dict[str, Any] = field(default_factory=dict)
-    keys: InputKeys = field(default_factory=InputKeys)
-    task: str | None = None
-    force: bool = False
-    response_key: str | None = None
-    progress: bool | None = None  # None: a bar on a terminal, plain lines otherwise
-    progress_interval: float = 5.0
-
-
 def build_spec(opts: InferOptions, model: str, base_urls: list[str]) -> RunSpec:
     """The run spec of these options, the servers as the client shows them (no credentials)."""
     with Path(opts.input).open("rb") as handle:
         input_sha256 = hashlib.file_digest(handle, "sha256").hexdigest()
-    same = ("task", "n_samples", "temperature", "top_p", "top_k", "min_p", "max_tokens", "seed",
-            "system_prompt", "extra_body")  # fmt: skip
     return RunSpec(
-        **{name: getattr(opts, name) for name in same},
+        **opts.sampling.model_dump(),
         model=model,
         base_urls=base_urls,
-        prompt_template=opts.template,
+        task=opts.task,
+        n_samples=opts.n_samples,
         input_keys=asdict(opts.keys),
         input_file=str(opts.input),
         input_sha256=input_sha256,
@@ -132,7 +105,7 @@ def run_infer(opts: InferOptions) -> int:
                 len(problems), opts.n_samples, len(problems) * opts.n_samples,
             )  # fmt: skip
         tally = Tally(total=count_missing(problems, opts.n_samples, done))
-        jobs = plan(problems, opts.n_samples, done, opts.seed)
+        jobs = plan(problems, opts.n_samples, done, opts.sampling.seed)
         return asyncio.run(_run(opts, problems, appender, done, jobs, tally))
 
 
@@ -186,8 +159,8 @@ async def _run(
         raise LlmevalError(
             f"{tally.context_length} samples were not written: the server refused them for "
             f"context length (its context cannot hold the prompt plus --max-tokens "
-            f"{opts.max_tokens}: {tally.context_error}); lower --max-tokens (with --force) or "
-            "give the server a longer context, then rerun",
+            f"{opts.sampling.max_tokens}: {tally.context_error}); lower --max-tokens (with "
+            "--force) or give the server a longer context, then rerun",
             exit_code=EXIT_INCOMPLETE,
         )
     return EXIT_INCOMPLETE if tally.failed or tally.written < tally.total else EXIT_OK

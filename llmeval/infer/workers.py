@@ -13,7 +13,6 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from llmeval.client.chat_client import ChatClient
 from llmeval.client.protocol import (
@@ -23,12 +22,10 @@ from llmeval.client.protocol import (
     Reply,
     build_body,
 )
-from llmeval.infer.progress import Tally
+from llmeval.infer.options import InferOptions
+from llmeval.infer.tally import Tally
 from llmeval.problems import user_message
 from llmeval.records import Generation, Problem, Usage
-
-if TYPE_CHECKING:
-    from llmeval.infer.run import InferOptions
 
 
 @dataclass(frozen=True)
@@ -76,56 +73,59 @@ def record_line(
 
 
 async def run_jobs(
-    opts: InferOptions, model: str, jobs: Iterator[Job], problems: list[Problem],
-    client: ChatClient, write: Callable[[bytes], None], tally: Tally,
-) -> None:  # fmt: skip
+    opts: InferOptions,
+    model: str,
+    jobs: Iterator[Job],
+    problems: list[Problem],
+    client: ChatClient,
+    write: Callable[[bytes], None],
+    tally: Tally,
+) -> None:
     """Run `jobs`, `--max-workers` requests at a time; `write` gets each finished line."""
-    prompts = [user_message(p, opts.template) for p in problems]
-    system = [{"role": "system", "content": opts.system_prompt}] if opts.system_prompt else []
-    sampling = {name: getattr(opts, name) for name in ("temperature", "top_p", "top_k", "min_p")}
-    pending = jobs
-    tasks: list[asyncio.Task[None]] = []
+    sampling = opts.sampling
+    prompts = [user_message(p, sampling.prompt_template) for p in problems]
+    system = (
+        [{"role": "system", "content": sampling.system_prompt}] if sampling.system_prompt else []
+    )
 
     def stop() -> None:
         for task in tasks:
             task.cancel()
 
-    async def worker() -> None:
-        for job in pending:
-            problem, prompt = problems[job.problem], prompts[job.problem]
-            messages = [*system, {"role": "user", "content": prompt}]
-            body = build_body(
-                model, messages, max_tokens=opts.max_tokens, seed=job.seed,
-                stream=opts.client.stream, sampling=sampling, extra_body=opts.extra_body,
-            )  # fmt: skip
-            try:
-                reply = await client.complete(body)
-            except FatalServerError as exc:
-                tally.fatal = str(exc)
-                stop()
-                return
-            except ChatFailure as exc:  # not written: a rerun asks again
-                tally.failed += 1
-                if isinstance(exc, ContextLengthError):
-                    tally.context_length += 1
-                    tally.context_error = tally.context_error or str(exc)
-                elif len(tally.failures) < 5:
-                    tally.failures.append(f"{problem.id}#{job.sample_idx}: {exc}")
-                continue
-            try:
-                write(record_line(opts, model, problem, prompt, job, reply))
-            except Exception:
-                stop()  # e.g. disk full: nothing more can be kept, so stop asking
-                raise
-            tally.written += 1
-            tally.tokens += reply.completion_tokens or 0
-            tally.bad_usage += reply.bad_usage
-            tally.cut += reply.cut_by is not None
+    async def ask(job: Job) -> None:
+        problem, prompt = problems[job.problem], prompts[job.problem]
+        messages = [*system, {"role": "user", "content": prompt}]
+        body = build_body(model, messages, sampling, seed=job.seed, stream=opts.client.stream)
+        try:
+            reply = await client.complete(body)
+        except FatalServerError as exc:
+            tally.fatal = str(exc)
+            stop()
+            return
+        except ChatFailure as exc:  # not written: a rerun asks again
+            tally.failed += 1
+            if isinstance(exc, ContextLengthError):
+                tally.context_length += 1
+                tally.context_error = tally.context_error or str(exc)
+            elif len(tally.failures) < 5:
+                tally.failures.append(f"{problem.id}#{job.sample_idx}: {exc}")
+            return
+        try:
+            write(record_line(opts, model, problem, prompt, job, reply))
+        except Exception:
+            stop()  # e.g. disk full: nothing more can be kept, so stop asking
+            raise
+        tally.written += 1
+        tally.tokens += reply.completion_tokens or 0
+        tally.bad_usage += reply.bad_usage
+        tally.cut += reply.cut_by is not None
 
-    tasks.extend(
-        asyncio.create_task(worker()) for _ in range(min(opts.client.max_workers, tally.total))
-    )
-    with _on_signals(lambda: (setattr(tally, "interrupted", True), stop())):
+    def interrupted() -> None:
+        tally.interrupted = True
+        stop()
+
+    tasks = client.workers(jobs, ask)
+    with _on_signals(interrupted):
         results = await asyncio.gather(*tasks, return_exceptions=True)
     for result in results:  # a bug or a full disk, not a server problem: do not hide it
         if isinstance(result, Exception):

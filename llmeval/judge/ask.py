@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from llmeval.client.chat_client import ChatClient, ClientConfig
 from llmeval.client.protocol import ChatFailure, FatalServerError, build_body
 from llmeval.judge.prompt import judgement, messages
+from llmeval.sampling import Sampling
 
 
 @dataclass(frozen=True)
@@ -60,15 +61,12 @@ def ask_all(
         max_retries=options.max_retries,
         max_workers=options.workers,
     )
-    pending = iter(questions)
+    sampling = Sampling(temperature=0.0, top_p=1.0, max_tokens=options.max_tokens)  # greedy
     fatal: list[str] = []
 
     async def ask(client: ChatClient, question: Question) -> Ruling:
         talk = messages(question.problem, question.gold, question.answer)
-        cool = {"temperature": 0.0}
-        body = build_body(
-            options.model, talk, max_tokens=options.max_tokens, seed=0, stream=True, sampling=cool
-        )
+        body = build_body(options.model, talk, sampling, seed=0, stream=True)
         try:
             async with asyncio.timeout(options.timeout):
                 reply = await client.complete(body)
@@ -85,15 +83,15 @@ def ask_all(
             return Ruling(question.key, None, reply.text, unread)
         return Ruling(question.key, judgement(reply.text), reply.text)
 
-    async def worker(client: ChatClient) -> None:
-        for question in pending:
-            if fatal:
-                on_reply(Ruling(question.key, None, "", fatal[0], replied=False))
-            else:
-                on_reply(await ask(client, question))
-
     async def ask_them() -> None:
         async with ChatClient(config) as client:
-            await asyncio.gather(*(worker(client) for _ in range(max(1, options.workers))))
+
+            async def handle(question: Question) -> None:
+                if fatal:
+                    on_reply(Ruling(question.key, None, "", fatal[0], replied=False))
+                else:
+                    on_reply(await ask(client, question))
+
+            await asyncio.gather(*client.workers(questions, handle))
 
     asyncio.run(ask_them())

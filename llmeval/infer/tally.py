@@ -1,15 +1,17 @@
-"""Progress of an `infer` run: a rich bar on a terminal, else a plain line every few seconds."""
+"""What an `infer` run did so far: its tally, the counters its progress display shows, and the
+end-of-run summary."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+
+from llmeval.progress import Progress
 
 log = logging.getLogger("llmeval")
 
@@ -50,7 +52,8 @@ def cpu_share(cpu_s: float, wall_s: float) -> float:
     return cpu_s / wall_s if wall_s > 0 else 0.0
 
 
-def _counters(snap: Snapshot) -> str:
+def counters(snap: Snapshot) -> str:
+    """The run's rates and counters after its done/total, for the progress display."""
     elapsed = max(snap.elapsed, 1e-9)
     per_s = snap.done / elapsed
     left = snap.total - snap.done - snap.failed
@@ -60,12 +63,6 @@ def _counters(snap: Snapshot) -> str:
         f"retries {snap.retries} failed {snap.failed} ETA {eta} "
         f"cpu {cpu_share(snap.cpu, snap.elapsed):.0%}"
     )
-
-
-def plain_line(snap: Snapshot) -> str:
-    """One progress line for logs and pipes."""
-    pct = 100.0 * snap.done / snap.total if snap.total else 100.0
-    return f"infer: {snap.done}/{snap.total} ({pct:.0f}%) {_counters(snap)}"
 
 
 def client_bound_hint(cpu_s: float, wall_s: float, stream: bool) -> str | None:
@@ -87,27 +84,18 @@ def client_bound_hint(cpu_s: float, wall_s: float, stream: bool) -> str | None:
 async def show_progress(
     snapshot: Callable[[], Snapshot], live: bool | None, interval: float
 ) -> None:
-    """Show `snapshot()` until cancelled: a rich bar on a terminal (`live` None), refreshed
-    4 times a second and once more at the end, else a plain line every `interval` s."""
-    if not (sys.stderr.isatty() if live is None else live):
-        while True:  # until cancelled
-            await asyncio.sleep(interval)
-            print(plain_line(snapshot()), file=sys.stderr, flush=True)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    info = TextColumn("{task.fields[info]}")
-    columns = (TextColumn("infer"), BarColumn(), MofNCompleteColumn(), info)
-    with Progress(*columns, console=Console(file=sys.stderr)) as bar:
-        task = bar.add_task("infer", total=snapshot().total, info="")
-        try:
-            while True:
-                snap = snapshot()
-                bar.update(task, completed=snap.done, info=_counters(snap))
-                await asyncio.sleep(0.25)
-        finally:
+    """Show `snapshot()` until cancelled, 4 times a second (a plain line every `interval` s),
+    and once more at the end."""
+    shown = Progress("infer", live, interval)
+    try:
+        while True:
             snap = snapshot()
-            bar.update(task, completed=snap.done, info=_counters(snap))
+            shown.update(snap.done, snap.total, counters(snap))
+            await asyncio.sleep(0.25)
+    finally:
+        snap = snapshot()
+        shown.update(snap.done, snap.total, counters(snap))
+        shown.close()
 
 
 def stopwatch(clock: Callable[[], float] = time.monotonic) -> Callable[[], float]:

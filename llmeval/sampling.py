@@ -1,0 +1,43 @@
+"""How every sample is asked for: one frozen model shared by infer's options, the run spec
+(which extends it) and the request body; its range checks are the flags' checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# Request fields llmeval sets itself, and the flag that sets each (never from --extra-body:
+# `{"seed": 1}` there made every sample of a problem alike while the rows recorded their seeds).
+OWN_FIELDS = {
+    "model": "--model", "messages": "--prompt-template or --system-prompt", "seed": "--seed",
+    "n": "--n-samples (each sample is its own request)", "max_tokens": "--max-tokens",
+    "max_completion_tokens": "--max-tokens", "temperature": "--temperature", "top_p": "--top-p",
+    "top_k": "--top-k", "min_p": "--min-p", "stream": "--stream or --no-stream",
+    "stream_options": "--stream or --no-stream",
+}  # fmt: skip
+
+
+class Sampling(BaseModel):
+    """The sampling parameters, template and system prompt of a run (`seed` is the base seed:
+    each sample's own is derived from it)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
+
+    temperature: float = Field(0.6, ge=0)
+    top_p: float = Field(0.95, gt=0, le=1)
+    top_k: int | None = None
+    min_p: float | None = Field(None, ge=0, le=1)
+    max_tokens: int = Field(32768, ge=1)
+    seed: int = 0
+    system_prompt: str | None = None
+    prompt_template: str = ""
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("extra_body")
+    @classmethod
+    def _not_own_fields(cls, extra: dict[str, Any]) -> dict[str, Any]:
+        own = sorted(extra.keys() & OWN_FIELDS.keys())
+        if own:
+            raise ValueError(f"may not set {own[0]!r}: llmeval sets it; use {OWN_FIELDS[own[0]]}")
+        return extra
