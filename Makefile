@@ -32,6 +32,7 @@ demo: $(STAMP)
 ## Integration tests run against llama-server, built first (cached) by the prerequisite.
 test: $(STAMP) llama-server smollm2
 	$(PY) -m ruff check llmeval tests bench scripts
+	$(PY) -m mypy
 	$(PY) -m pytest -m "not vllm"
 
 test-fast: $(STAMP)
@@ -44,6 +45,7 @@ test-vllm: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check llmeval tests bench scripts
 	$(PY) -m ruff format --check llmeval tests bench scripts
+	$(PY) -m mypy
 
 format: $(STAMP)
 	$(PY) -m ruff format llmeval tests bench scripts

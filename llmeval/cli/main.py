@@ -63,16 +63,14 @@ def import_holding_ctrl_c(name: str) -> ModuleType:
     return module
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.Handler):
     """Writes to whatever `sys.stderr` is at the time of each message (not at set-up)."""
 
-    @property  # type: ignore[override]
-    def stream(self) -> object:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value: object) -> None:
-        pass
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(self.format(record), file=sys.stderr)
+        except Exception:
+            self.handleError(record)
 
 
 def setup_logging(quiet: bool = False) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -242,7 +243,7 @@ class StreamParser:
         except (AttributeError, TypeError) as exc:
             raise MalformedResponse(f"malformed stream event ({exc})") from None
 
-    def _choices(self, choices: list[Any]) -> None:
+    def _choices(self, choices: Iterable[Any]) -> None:
         for choice in choices:
             if choice.get("index", 0) != 0:
                 continue  # a server that ignored n=1: keep the first completion only

@@ -26,6 +26,8 @@ def judge_files(files: list[InputFile], options: EvalOptions, cache: VerdictCach
     from llmeval.judge.ask import Question, Ruling, ask_all
 
     judge, policy = options.judge, options.policy
+    if judge is None:
+        return
     found: dict[str, tuple[str, str]] = {}  # question key -> (yes / no / "", reply)
     questions: dict[str, Question] = {}
     wanted: dict[str, set[Path]] = {}  # question key -> the cache files wanting its verdict

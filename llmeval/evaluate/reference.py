@@ -28,8 +28,8 @@ def reference_problems(source: InputFile) -> tuple[Path, tuple[Problem, ...]] | 
     the task's data file; None when neither can be read."""
     candidates = []
     if source.spec is not None and source.spec.input_file:
-        keys = {k: v for k, v in source.spec.input_keys.items() if v is not None}
-        candidates.append((Path(source.spec.input_file), InputKeys(**keys)))
+        named = {k: v for k, v in source.spec.input_keys.items() if v is not None}
+        candidates.append((Path(source.spec.input_file), InputKeys(**named)))
     candidates.append((source.task.data_file, InputKeys()))
     for path, keys in candidates:
         try:

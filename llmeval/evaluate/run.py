@@ -137,7 +137,7 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
     kinds = sorted({f.task.kind for f in files})
     report = ScoreReport.model_construct(
         tasks=scores,
-        verifier="; ".join(verifier_id(k, options.policy) for k in kinds),  # type: ignore[arg-type]
+        verifier="; ".join(verifier_id(k, options.policy) for k in kinds),
         policy=options.policy,
         cache=stats,
         llmeval_version=__version__,
@@ -206,7 +206,7 @@ def _set_statuses(source: InputFile, verdicts: _Verdicts) -> None:
 def _gold_unparsed(source: InputFile, verdicts: _Verdicts) -> set[str]:
     """The problems whose gold the verifier could not read (compared as text alone)."""
     kind = source.task.kind
-    found = ((s, verdicts.known.get((kind, s.gold, s.answer))) for s in source.samples)
+    found = ((s, verdicts.known.get((kind, s.gold, s.answer or ""))) for s in source.samples)
     return {s.problem_id for s, v in found if v and v["strict"].detail == GOLD_UNPARSED}
 
 

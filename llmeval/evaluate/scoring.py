@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import asdict
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 from llmeval.evaluate.extract import canonical_answer
 from llmeval.evaluate.metrics import (
@@ -50,7 +51,7 @@ def outcome(sample: Sample, policy: str) -> Outcome:
     )
 
 
-def _counts(outs: list[Outcome]) -> dict[str, int]:
+def _counts(outs: list[Outcome]) -> dict[str, Any]:
     """The sample counts a problem and a task both report."""
     statuses = Counter(o.status for o in outs)
     return {

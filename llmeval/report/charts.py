@@ -70,7 +70,9 @@ class _Frame:
     def py(self, y: float) -> float:
         return H - BOTTOM - (y - self.y_lo) / self.y_span * (H - TOP - BOTTOM)
 
-    def axes(self, x_ticks: Sequence[float], y_ticks: Sequence[float], x_label: str, y_label: str):
+    def axes(
+        self, x_ticks: Sequence[float], y_ticks: Sequence[float], x_label: str, y_label: str
+    ) -> list[str]:
         """Grid lines and tick labels, the two axes and their labels."""
         out = []
         for y in y_ticks:

@@ -116,11 +116,11 @@ def _fits(s: ReportSample, cap: int) -> bool:
 def length_histograms(samples: Sequence[ReportSample], bins: int = 24) -> dict[str, list[float]]:
     """Completion-length histograms of correct and of wrong samples over equal-width bins from 0
     to the longest completion (the last bin holds its right edge); no token count: left out."""
-    counted = [s for s in samples if s.tokens is not None]
-    width = max(1.0, max((s.tokens for s in counted), default=0) / bins)
+    counted = [(s.tokens, s.correct) for s in samples if s.tokens is not None]
+    width = max(1.0, max((tokens for tokens, _ in counted), default=0) / bins)
     correct, wrong = [0.0] * bins, [0.0] * bins
-    for s in counted:
-        (correct if s.correct else wrong)[min(int(s.tokens / width), bins - 1)] += 1
+    for tokens, right in counted:
+        (correct if right else wrong)[min(int(tokens / width), bins - 1)] += 1
     return {"edges": [i * width for i in range(bins + 1)], "correct": correct, "wrong": wrong}
 
 
@@ -248,8 +248,11 @@ def serving_figures(samples: Sequence[ReportSample]) -> dict[str, dict]:
 
 
 def _serving(rows: Sequence[ReportSample]) -> dict:
-    timed = [s for s in rows if s.tokens is not None and s.latency_s is not None]
-    decode = [(s.tokens, s.latency_s - (s.ttft_s or 0.0)) for s in timed]
+    decode = [
+        (s.tokens, s.latency_s - (s.ttft_s or 0.0))
+        for s in rows
+        if s.tokens is not None and s.latency_s is not None
+    ]
     values = {
         "tokens_per_s": [tokens / seconds for tokens, seconds in decode if seconds > 0],
         "latency_s": [s.latency_s for s in rows if s.latency_s is not None],

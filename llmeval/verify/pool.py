@@ -105,7 +105,7 @@ def _send(conn: Connection, message: object) -> bool:
 class _Worker:
     """One worker process and the task it holds, if any."""
 
-    def __init__(self, ctx: mp.context.BaseContext, memory_bytes: int | None) -> None:
+    def __init__(self, ctx: mp.context.ForkServerContext, memory_bytes: int | None) -> None:
         self.conn, child = ctx.Pipe(duplex=True)
         args = (child, memory_bytes, os.getpid())
         self.proc = ctx.Process(target=_worker_main, args=args, daemon=True)
@@ -210,7 +210,7 @@ class VerifyPool:
         return self._spawn()
 
 
-def _context() -> mp.context.BaseContext:
+def _context() -> mp.context.ForkServerContext:
     """The forkserver context, its server running (started deaf to Ctrl-C)."""
     import multiprocessing
     from multiprocessing import forkserver, resource_tracker

@@ -49,7 +49,7 @@ class ByGold:
         """A task of gold `prefer` if any, else of a gold no other worker is on, else any."""
         if prefer not in self.groups:
             prefer = next((g for g in self.groups if g not in avoid), next(iter(self.groups)))
-        group = self.groups[prefer]  # type: ignore[index]
+        group = self.groups[prefer]
         task = group.popleft()
         if not group:
             del self.groups[task.gold]
