@@ -3,19 +3,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-# Request fields llmeval sets itself, and the flag that sets each (never from --extra-body:
-# `{"seed": 1}` there made every sample of a problem alike while the rows recorded their seeds).
+# Request fields llmeval sets itself besides the sampling parameters, and the flag that sets
+# each: never taken from --extra-body (`{"seed": 1}` there made every sample of a problem
+# alike while the rows recorded their own seeds).
 OWN_FIELDS = {
-    "model": "--model", "messages": "--prompt-template or --system-prompt", "seed": "--seed",
-    "n": "--n-samples (each sample is its own request)", "max_tokens": "--max-tokens",
-    "max_completion_tokens": "--max-tokens", "temperature": "--temperature", "top_p": "--top-p",
-    "top_k": "--top-k", "min_p": "--min-p", "stream": "--stream or --no-stream",
+    "model": "--model",
+    "messages": "--prompt-template or --system-prompt",
+    "n": "--n-samples (each sample is its own request)",
+    "seed": "--seed",
+    "max_completion_tokens": "--max-tokens",
+    "stream": "--stream or --no-stream",
     "stream_options": "--stream or --no-stream",
-}  # fmt: skip
+}
 
 
 class Sampling(BaseModel):
@@ -34,10 +37,14 @@ class Sampling(BaseModel):
     prompt_template: str = ""
     extra_body: dict[str, Any] = Field(default_factory=dict)
 
+    # the fields sent as request parameters of the same name (those that are not None)
+    PARAMS: ClassVar[tuple[str, ...]] = ("max_tokens", "temperature", "top_p", "top_k", "min_p")
+
     @field_validator("extra_body")
     @classmethod
     def _not_own_fields(cls, extra: dict[str, Any]) -> dict[str, Any]:
-        own = sorted(extra.keys() & OWN_FIELDS.keys())
+        own = sorted(extra.keys() & {*OWN_FIELDS, *cls.PARAMS})
         if own:
-            raise ValueError(f"may not set {own[0]!r}: llmeval sets it; use {OWN_FIELDS[own[0]]}")
+            flag = OWN_FIELDS.get(own[0], "--" + own[0].replace("_", "-"))
+            raise ValueError(f"may not set {own[0]!r}: llmeval sets it; use {flag}")
         return extra

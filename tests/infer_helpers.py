@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import json
-import logging
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from llmeval.cli.main import main
 
@@ -18,23 +14,6 @@ AIME24 = ROOT / "data" / "aime24.jsonl"
 # Quick retries and no progress lines: tests never wait on a real backoff.
 FAST = ["--retry-delay", "0.01", "--retry-max-delay", "0.05", "--progress", "plain",
         "--progress-interval", "60"]  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def fresh_logging() -> Iterator[None]:
-    """The "llmeval" logger as in a fresh process, before and after each test.
-
-    `cli.setup_logging` keeps the first handler it made (bound to that test's captured
-    stderr), and pytest attaches its capture handlers to non-propagating loggers; so each
-    test starts with none, and `main()` attaches one to the stderr pytest captures now.
-    """
-    log = logging.getLogger("llmeval")
-    log.handlers.clear()
-    log.propagate = True
-    yield
-    log.handlers.clear()
-    log.propagate = True
-    log.setLevel(logging.NOTSET)
 
 
 def infer(url: str | None, inp: Path | str, out: Path | str, *extra: str) -> int:

@@ -13,11 +13,10 @@ import pytest
 
 from llmeval.cli.main import main
 from llmeval.tasks import DATA_DIR
-from tests.infer_helpers import fresh_logging, infer
+from tests.infer_helpers import infer
 from tests.support.synthetic import generation, output, write_jsonl
 from tests.support.threaded_server import serve
 
-__all__ = ["fresh_logging"]
 RNG = random.Random(23)
 FIRST = json.loads((DATA_DIR / "aime24.jsonl").open().readline())
 

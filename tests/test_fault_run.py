@@ -10,6 +10,7 @@ import pytest
 from tests.stress.fault_run import DEFAULT_FAULTS, run_once
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stream", [True, False])
 def test_all_faults_all_samples_once(stream: bool, tmp_path: Path) -> None:
     rates = {kind: 0.06 for kind in DEFAULT_FAULTS}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.stress.hostile import choice_rows, math_rows
 from tests.stress.hostile_run import run_hostile
 
@@ -13,6 +15,7 @@ def test_the_full_set_has_over_a_hundred_generations(tmp_path: Path) -> None:
     assert len(math_rows(tmp_path)) + len(choice_rows(tmp_path)) >= 100
 
 
+@pytest.mark.slow
 def test_hostile_outputs_through_extraction_pool_eval_and_report(tmp_path: Path) -> None:
     run = run_hostile(tmp_path, per_kind=3, timeout_s=1.5, commands=("report",))
     assert run.samples >= 20

@@ -11,11 +11,9 @@ from typing import Any
 import pytest
 
 from llmeval.cli.main import main
-from tests.infer_helpers import counts, err_line, fresh_logging, infer, rows, write_jsonl
+from tests.infer_helpers import counts, err_line, infer, rows, write_jsonl
 from tests.support.bad_replies import AFTER_DONE, GARBAGE, WRONG
 from tests.support.threaded_server import serve
-
-__all__ = ["fresh_logging"]
 
 SMALL = [
     {"id": f"s{i}", "problem": f"Compute {i} plus {i}.", "answer": str(2 * i)} for i in range(5)

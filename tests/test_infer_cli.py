@@ -18,15 +18,12 @@ from tests.infer_helpers import (
     ROOT,
     counts,
     err_line,
-    fresh_logging,
     infer,
     rows,
     write_jsonl,
 )
 from tests.support.fake_model import load_answers
 from tests.support.threaded_server import serve
-
-__all__ = ["fresh_logging"]
 
 SMALL = [
     {"id": f"s{i}", "problem": f"Compute {i} plus {i}.", "answer": str(2 * i)} for i in range(5)

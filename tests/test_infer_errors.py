@@ -15,10 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.infer_helpers import ROOT, err_line, fresh_logging, infer, write_jsonl
+from tests.infer_helpers import ROOT, err_line, infer, write_jsonl
 from tests.support.threaded_server import serve
-
-__all__ = ["fresh_logging"]
 
 GOOD = {"id": "a", "problem": "q", "answer": "1"}
 

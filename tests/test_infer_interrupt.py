@@ -9,10 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from tests.infer_helpers import AIME24, FAST, ROOT, counts, fresh_logging, infer, rows
+from tests.infer_helpers import AIME24, FAST, ROOT, counts, infer, rows
 from tests.support.threaded_server import serve
-
-__all__ = ["fresh_logging"]
 
 
 def _start(url: str, out: Path, *extra: str) -> subprocess.Popen[str]:

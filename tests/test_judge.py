@@ -141,6 +141,7 @@ def test_a_rerun_asks_nothing_and_another_judge_asks_again(tmp_path: Path) -> No
     assert third["tasks"][0]["judge"]["model"] == "other"
 
 
+@pytest.mark.slow
 def test_a_judge_failing_mid_run_leaves_the_rules_and_a_rerun_asks_what_is_missing(
     tmp_path: Path,
 ) -> None:

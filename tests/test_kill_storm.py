@@ -10,9 +10,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.stress.kill_storm import ROOT, eval_storm, infer_storm
 
 
+@pytest.mark.slow
 def test_infer_survives_ten_kills(tmp_path: Path) -> None:
     storm = infer_storm(tmp_path, kills=10, n=2, problems=30, seed=1, workers=2)
     assert sum(storm.kills.values()) == 10
@@ -23,6 +26,7 @@ def test_infer_survives_ten_kills(tmp_path: Path) -> None:
     assert storm.final == storm.expected == 60
 
 
+@pytest.mark.slow
 def test_eval_survives_kills_and_keeps_its_verdicts(tmp_path: Path) -> None:
     storm = eval_storm(tmp_path, kills=4, problems=10, n=4, seed=2)
     assert sum(storm.kills.values()) == 4
@@ -39,6 +43,7 @@ def _interpreter_start_s(env: dict[str, str]) -> float:
     return time.monotonic() - started
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_starting_up_is_a_quiet_exit(tmp_path: Path) -> None:
     argv = [sys.executable, "-m", "llmeval", "eval", str(tmp_path / "x.jsonl")]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

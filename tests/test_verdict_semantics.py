@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from llmeval.evaluate.answers import extract_choice, lenient_letter, options
+from llmeval.evaluate.answers import extract_choice, lenient_letter, options, read_answers
 from llmeval.evaluate.extract import extract_anchored
 from llmeval.verify import answer, gold, shapes
 from llmeval.verify.lists import list_status, split_parts
@@ -406,14 +406,15 @@ def test_shape_rules(name: str, gold_text: str, answer_text: str, expected: str)
 
 @pytest.mark.parametrize(("text", "finished", "expected"), LENIENT_ROWS)
 def test_lenient_extraction(text: str, finished: bool, expected: str | None) -> None:
-    got = extract_anchored(text) if finished else None  # eval never asks for a cut-off one
-    assert got == expected
+    strict, lenient = read_answers("math", (text, None, False), not finished, "42", None)
+    assert (lenient if lenient is not None else strict) == expected
 
 
+@pytest.mark.timeout(30)  # linear: well under a second each; a quadratic regex takes minutes
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_megabyte_inputs_finish(name: str) -> None:
-    """Each rule on model text runs on 1 MB built to make regexes backtrack (a quadratic one
-    would take minutes; the test's time limit is the suite's)."""
+    """Each rule on model text runs on 1 MB built to make regexes backtrack; past the time
+    limit the test fails (pytest-timeout)."""
     text = HOSTILE[name]
     answer.normalize_answer(text, "5")
     answer.normalize_answer(text, "e^{t} m")

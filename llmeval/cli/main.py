@@ -80,7 +80,6 @@ def setup_logging(quiet: bool = False) -> None:
         handler.setFormatter(logging.Formatter("llmeval: %(levelname)s: %(message)s"))
         log.addHandler(handler)
     log.setLevel(logging.WARNING if quiet else logging.INFO)
-    log.propagate = False
 
 
 @contextlib.contextmanager

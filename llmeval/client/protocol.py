@@ -64,8 +64,7 @@ def build_body(
 ) -> bytes:
     """The JSON body of one chat request asking for one completion with `seed`."""
     body: dict[str, Any] = {"model": model, "messages": messages, "n": 1}
-    body["max_tokens"] = sampling.max_tokens
-    for name in ("temperature", "top_p", "top_k", "min_p"):
+    for name in sampling.PARAMS:
         if getattr(sampling, name) is not None:
             body[name] = getattr(sampling, name)
     body["seed"] = seed

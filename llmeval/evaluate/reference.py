@@ -70,16 +70,23 @@ def apply_reference(source: InputFile) -> None:
         if not source.reference_ids:
             log.warning(
                 "%s: none of its %d problems is in %s (by id or text): whether problems are "
-                "missing cannot be told", source.path, len(texts), path,
-            )  # fmt: skip
+                "missing cannot be told",
+                source.path,
+                len(texts),
+                path,
+            )
         covered = set(source.reference_ids.values())
         source.problems_missing = [p.id for p in problems if covered and p.id not in covered]
         if source.problems_missing:
             missing = source.problems_missing
             log.warning(
                 "%s: %d of the %d problems of %s have no sample (the run is incomplete): %s",
-                source.path, len(missing), len(problems), path, ", ".join(missing[:10]),
-            )  # fmt: skip
+                source.path,
+                len(missing),
+                len(problems),
+                path,
+                ", ".join(missing[:10]),
+            )
         by_id = {p.id: p for p in problems}
         for pid, rid in source.reference_ids.items():
             current[pid] = by_id[rid].answer.strip()
@@ -95,8 +102,14 @@ def apply_reference(source: InputFile) -> None:
             why = "the current problem file's" if pid in current else "the latest row's"
             log.warning(
                 "%s: problem %s has rows with %d different golds (%s); all graded against %s "
-                "gold %r", source.path, pid, len(golds), ", ".join(map(repr, golds[:4])), why, gold,
-            )  # fmt: skip
+                "gold %r",
+                source.path,
+                pid,
+                len(golds),
+                ", ".join(map(repr, golds[:4])),
+                why,
+                gold,
+            )
             for sample in samples:
                 if sample.gold:
                     sample.gold = gold

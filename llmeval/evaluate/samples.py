@@ -268,8 +268,10 @@ def read_input(
     if rejected:
         log.warning(
             "%s: %d rows are empty samples an older infer wrote when the server refused them for "
-            "context length: counted as missing; rerun infer to ask for them", path, rejected,
-        )  # fmt: skip
+            "context length: counted as missing; rerun infer to ask for them",
+            path,
+            rejected,
+        )
     if result.duplicates:
         count = result.duplicates
         log.warning(

@@ -46,8 +46,17 @@ def score_table(report: ScoreReport) -> Table:
     k = max(common, key=int) if common else None
     judge = any(t.judge for t in report.tasks)
     table.add_column("run: task, model, file", overflow="fold", min_width=16)
-    names = ("acc ± se", other, *(("judge",) if judge else ()), f"pass@{k or 'k'}", "maj@n",
-             "no-ans", "t/o", "trunc", "complete")  # fmt: skip
+    names = (
+        "acc ± se",
+        other,
+        *(("judge",) if judge else ()),
+        f"pass@{k or 'k'}",
+        "maj@n",
+        "no-ans",
+        "t/o",
+        "trunc",
+        "complete",
+    )
     for name in names:
         table.add_column(name, justify="right", no_wrap=True)
     for score in report.tasks:

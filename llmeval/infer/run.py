@@ -97,13 +97,18 @@ def run_infer(opts: InferOptions) -> int:
         if extra:
             log.warning(
                 "%s holds %d problem ids that %s lacks (kept as they are), e.g. %s",
-                output, len(extra), opts.input, sorted(extra)[0],
-            )  # fmt: skip
+                output,
+                len(extra),
+                opts.input,
+                sorted(extra)[0],
+            )
         if len(problems) * opts.n_samples > MANY:
             log.warning(
                 "%d problems x --n-samples %d = %d samples: if that is a typo, stop with Ctrl-C",
-                len(problems), opts.n_samples, len(problems) * opts.n_samples,
-            )  # fmt: skip
+                len(problems),
+                opts.n_samples,
+                len(problems) * opts.n_samples,
+            )
         tally = Tally(total=count_missing(problems, opts.n_samples, done))
         jobs = plan(problems, opts.n_samples, done, opts.sampling.seed)
         return asyncio.run(_run(opts, problems, appender, done, jobs, tally))
@@ -125,19 +130,33 @@ async def _run(
         total = len(problems) * opts.n_samples
         log.info(
             "%d samples to request (%d of %d already in %s), %d workers, model %s",
-            tally.total, total - tally.total, total, output, opts.client.max_workers, model,
-        )  # fmt: skip
+            tally.total,
+            total - tally.total,
+            total,
+            output,
+            opts.client.max_workers,
+            model,
+        )
         if not tally.total:
             print_summary(tally, output, 0.0)
             return EXIT_OK
         elapsed, cpu = stopwatch(), stopwatch(time.process_time)
         shown = asyncio.create_task(
             show_progress(
-                lambda: Snapshot(tally.written, tally.total, tally.failed, tally.tokens,
-                                 client.in_flight, client.retries, elapsed(), cpu()),
-                opts.progress, opts.progress_interval,
+                lambda: Snapshot(
+                    tally.written,
+                    tally.total,
+                    tally.failed,
+                    tally.tokens,
+                    client.in_flight,
+                    client.retries,
+                    elapsed(),
+                    cpu(),
+                ),
+                opts.progress,
+                opts.progress_interval,
             )
-        )  # fmt: skip
+        )
 
         def write(line: bytes) -> None:  # the spec and a torn tail wait for the first line
             if not tally.written:

@@ -114,13 +114,21 @@ def print_summary(tally: Tally, output: Path, seconds: float, hint: str | None =
     for message in tally.failures:
         log.warning("failed: %s", message)
     counted = (
-        (tally.failed - tally.context_length,
-         "samples failed and were not written: rerun to resume"),
-        (tally.bad_usage, "replies carried token counts that are not whole numbers from 0 to "
-                          "10^9 (NaN, negative, huge or text): written without them"),
-        (tally.cut, "replies were longer than --max-reply-bytes (the server ignored max_tokens?): "
-                    "written cut there, with finish_reason length and cut_by max_reply_bytes"),
-    )  # fmt: skip
+        (
+            tally.failed - tally.context_length,
+            "samples failed and were not written: rerun to resume",
+        ),
+        (
+            tally.bad_usage,
+            "replies carried token counts that are not whole numbers from 0 to "
+            "10^9 (NaN, negative, huge or text): written without them",
+        ),
+        (
+            tally.cut,
+            "replies were longer than --max-reply-bytes (the server ignored max_tokens?): "
+            "written cut there, with finish_reason length and cut_by max_reply_bytes",
+        ),
+    )
     for count, what in counted:
         if count:
             log.warning("%d %s", count, what)

@@ -58,12 +58,18 @@ def _report_sample(label: str, source: InputFile, s: Sample, policy: str) -> Rep
 def _overturned(label: str, source: InputFile, policy: str) -> list[dict[str, Any]]:
     """The samples of one file the judge said yes to, with what it saw and said."""
     return [
-        {"task": label, "problem_id": s.problem_id, "sample_idx": s.sample_idx,
-         "problem": source.prompts.get(s.problem_id, ""), "gold": s.gold,
-         "answer": s.answer_for(policy), "reply": s.judge_reply}
+        {
+            "task": label,
+            "problem_id": s.problem_id,
+            "sample_idx": s.sample_idx,
+            "problem": source.prompts.get(s.problem_id, ""),
+            "gold": s.gold,
+            "answer": s.answer_for(policy),
+            "reply": s.judge_reply,
+        }
         for s in source.samples
         if s.judge == "yes"
-    ]  # fmt: skip
+    ]
 
 
 def _key(source: InputFile, pid: str) -> str:
