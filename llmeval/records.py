@@ -6,6 +6,7 @@ their only contract. Readers ignore unknown fields so the format can grow.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -146,6 +147,12 @@ class RunSpec(Sampling):
             for name in sorted(set(mine) | set(theirs))
             if name not in self.RESUMABLE_CHANGES and mine.get(name) != theirs.get(name)
         }
+
+
+def cache_key(*parts: str, size: int = 32) -> str:
+    """A short digest of `parts` (sha256 of them joined by \\x1f): what keys a cached verdict,
+    the rules' or the judge's."""
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:size]
 
 
 class Verdict(_Record):

@@ -8,8 +8,9 @@ parsed: an extracted answer that says "Judgement: Yes" changes nothing.
 
 from __future__ import annotations
 
-import hashlib
 import re
+
+from llmeval.records import cache_key
 
 JUDGE_VERSION = "judge-v2"
 SYSTEM = (
@@ -62,7 +63,7 @@ def messages(problem: str, gold: str, answer: str) -> list[dict[str, str]]:
     """The chat messages that ask the judge about one (problem, gold, extracted answer). The
     fence code is a hash of the three texts: to close its fence, an answer would have to
     contain its own hash."""
-    code = hashlib.sha256("\x1f".join((problem, gold, answer)).encode()).hexdigest()[:16]
+    code = cache_key(problem, gold, answer, size=16)
     fields = {"problem": _field(problem), "gold": _field(gold), "answer": _field(answer)}
     system, user = SYSTEM.format(code=code), TEMPLATE.format(code=code, **fields)
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -83,5 +84,4 @@ def judgement(reply: str) -> str | None:
 
 def judge_key(model: str, problem: str, gold: str, answer: str) -> str:
     """The verdict-cache key of one question to one judge model under this prompt version."""
-    parts = ("judge", JUDGE_VERSION, model, problem, gold, answer)
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+    return cache_key("judge", JUDGE_VERSION, model, problem, gold, answer)
