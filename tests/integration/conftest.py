@@ -53,7 +53,7 @@ def tiny_server(
 ) -> Iterator[LlamaServer]:
     log = tmp_path_factory.mktemp("logs") / "tiny-server.log"
     with LlamaServer(
-        llama_binary, tiny_model, alias=TINY, parallel=4, ctx_per_slot=1024, log_path=log
+        llama_binary, tiny_model, alias=TINY, parallel=4, ctx_per_slot=2048, log_path=log
     ) as server:
         yield server
 
