@@ -87,3 +87,31 @@ def test_shape() -> None:
     assert not over, f"modules over 300 lines: {over}"
     long = [name for path in MODULES for name in _long_functions(path, 60)]
     assert len(long) <= 2, f"functions over 60 lines: {long}"
+
+
+def _module(path: Path) -> str:
+    return ".".join(("llmeval", *path.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(
+        ".__init__"
+    )
+
+
+def test_no_import_cycles() -> None:
+    """No module reaches itself through the llmeval modules it imports (imports made only for
+    type checking count too)."""
+    names = {_module(p): p for p in MODULES}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.add(node.module)
+                found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        graph[name] = {m for m in found if m in names and m != name}
+    for start in graph:
+        seen, todo = set(), list(graph[start])
+        while todo:
+            name = todo.pop()
+            assert name != start, f"{start} imports itself through {sorted(seen)}"
+            if name not in seen:
+                seen.add(name)
+                todo.extend(graph[name])
