@@ -1,5 +1,5 @@
-"""The shipped package's size and shape against the targets of the "one well-kept stack"
-issue: total lines, modules at the top level, the longest module and long functions.
+"""The shipped package's size and shape against the targets of the "one record per sample"
+issue (24): total lines, modules at the top level, the longest module and long functions.
 
     .venv/bin/python -m bench.bench_size
 """
@@ -37,7 +37,7 @@ def main() -> None:
     table("lines by stage", ["stage", "lines"], sorted(by_stage.items()))
     total = sum(lines.values())
     figures = [
-        ["lines in the package", "<= 5000", total, "yes" if total <= 5000 else "NO"],
+        ["lines in the package", "<= 6000", total, "yes" if total <= 6000 else "NO"],
         ["modules at the top level", "<= 12", len(top), "yes" if len(top) <= 12 else "NO"],
         [f"longest module ({biggest.relative_to(PACKAGE)})", "<= 300", lines[biggest],
          "yes" if lines[biggest] <= 300 else "NO"],

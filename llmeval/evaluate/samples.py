@@ -1,4 +1,4 @@
-"""Inputs of `eval`: read the rows of a generation file into slim samples. Rows are ours
+"""The sample reader of `eval`: the rows of a generation file as slim samples. Rows are ours
 (`Generation`), upstream LLMEval's (`prompt`, `answer`, `gen` as a string or a one-element
 list, optional `doc_id`/`sample_index`) or other harnesses' (a list of n outputs in the
 response field, other keys named by flags). Big texts are dropped after extraction unless
