@@ -162,6 +162,7 @@ def _percents(rng: random.Random) -> list[Pair]:
     text, hundredth = f"{x:g}", f"{x / 100:.8g}"
     pairs = [(f"{text}%", a) for a in (text, f"{text}\\%", hundredth, f"{text} \\text{{ percent}}")]
     pairs += [(text, a) for a in (f"{text}\\%", f"{x * 100:g}\\%", f"{text} percent", hundredth)]
+    pairs += [(text, f"{x:.2f}\\%"), (f"{x:.2f}", f"{text}\\%"), (f"-{text}", f"-{text}.\\%")]
     pairs.append((f"{text}%", sci(mpmath.mpf(text) * (1 + mpmath.mpf(1e-7)), 12, "fixed")))
     return [("percent", g, a) for g, a in pairs]
 
@@ -206,6 +207,20 @@ def generate(seed: int, scale: float) -> list[Pair]:
         pairs += _percents(rng)
     for _ in range(int(250 * scale)):
         pairs += _structure(rng)
+    return list(dict.fromkeys(pairs))
+
+
+def data_pairs() -> list[Pair]:
+    """Every math gold of `data/` against itself, its standard rewriting and the next gold."""
+    from llmeval.tasks import DATA_DIR, TASKS
+    from tests.support.gold_rewrite import rewrite
+
+    pairs = []
+    for name in sorted(name for name, task in TASKS.items() if task.kind == "math"):
+        golds = [json.loads(line)["answer"] for line in (DATA_DIR / f"{name}.jsonl").open()]
+        for i, gold in enumerate(golds):
+            for answer in (gold, rewrite(gold), golds[(i + 1) % len(golds)]):
+                pairs.append((f"data/{name}", gold, answer))
     return list(dict.fromkeys(pairs))
 
 
@@ -328,8 +343,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--scale", type=float, default=1.0, help="more or fewer pairs")
     parser.add_argument("--no-veto", action="store_true", help="skip the veto candidate")
+    parser.add_argument("--data", action="store_true", help="add the golds of data/ (slow)")
     args = parser.parse_args()
-    fuzz = generate(args.seed, args.scale)
+    fuzz = generate(args.seed, args.scale) + (data_pairs() if args.data else [])
     rows = table_rows()
     pairs = fuzz + [("table", g, a) for g, a, _, _ in rows]
     texts = [(g, a) for _, g, a in pairs]
