@@ -18,6 +18,7 @@ from llmeval.verify.gold import (
     DOLLAR,
     LIST_SEP,
     PERCENT,
+    PROSE,
     brace_trailing_letters,
     e_notation,
     half_open,
@@ -112,7 +113,6 @@ def _unicode(text: str) -> str:
 
 _SQRT = re.compile(r"√(\d++|[A-Za-z])")
 
-_PROSE = re.compile(r"(?<!\\)\$\s*+,?\s*+(?:where|for|with)\b")
 _ORDINAL = re.compile(
     r"(?<![\w.])(\d++)(?:\s*+\^\s*+(?:\{\s*+)?(?:\\(?:text|mathrm|textrm|rm)\s*+\{\s*+)?"
     r"(st|nd|rd|th)\s*+\}?\s*+\}?|(st|nd|rd|th)(?![A-Za-z]))"
@@ -216,9 +216,7 @@ def normalize_answer(answer: str, gold: str) -> str:
         text = _unicode(text)
         text = _SQRT.sub(r"\\sqrt{\1}", text)
     if "$" in text:
-        prose = _PROSE.search(text)
-        if prose:
-            text = text[: prose.start()]
+        text = PROSE.sub("", text)
         text = text.replace("\\$", "")
         text = LIST_SEP.sub(", ", text)
         text = DOLLAR.sub(" ", text)

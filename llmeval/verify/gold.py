@@ -52,7 +52,7 @@ RULES: list[tuple[str, str, str]] = [
     ),
 ]
 
-_PROSE = re.compile(r"(?<!\\)\$\s*,?\s*(?:where|for|with)\b.*$", re.S)
+PROSE = re.compile(r"(?<!\\)\$\s*+,?\s*+(?:where|for|with)\b.*$", re.S)
 # `$,$`, `$, $`, `$ ,$`: a separator between math spans (not `\$`, the currency sign)
 LIST_SEP = re.compile(r"(?<!\\)\$[ \t]*+,[ \t]*+(?<!\\)\$")
 _SPACE_SEP = re.compile(r"(?<!\\)\$[ \t]+(?<!\\)\$")
@@ -195,7 +195,7 @@ def normalize_gold(gold: str) -> str | None:
         return None
     if text.endswith("$."):
         text = text[:-2].rstrip()
-    text = _PROSE.sub("", text)
+    text = PROSE.sub("", text)
     text = text.replace("\\$", "")
     text = LIST_SEP.sub(", ", text)
     text = _SPACE_SEP.sub(" ", text)
