@@ -13,10 +13,14 @@ percent-less number lets `x\\%` become x.
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
 
 from llmeval.verify.gold import (
+    DOLLAR,
+    LIST_SEP,
+    PERCENT,
+    PROSE,
     brace_trailing_letters,
+    e_notation,
     half_open,
     normalize_gold,
     shared_spelling,
@@ -44,8 +48,7 @@ RULES: list[tuple[str, str, str, str]] = [
         "\\frac{37}{4}\\text{ m}",
     ),
     ("ordinal then unit text", "12^{th}\\text{ grade}", "12", "12"),
-    ("percent restated without its sign", "20.0\\%", "20", "20.0"),
-    ("percent kept for a fraction gold", "20\\%", "0.2", "20\\%"),
+    ("percent sign", "20%", "0.2", "20\\%"),
     ("percent spelled out", "20 \\text{ percent}", "0.2", "20 \\%"),
     ("percent word", "20 percent", "0.2", "20 \\%"),
     ("congruence with \\pmod", "n \\equiv 5 \\pmod{17}", "5", "5"),
@@ -110,10 +113,6 @@ def _unicode(text: str) -> str:
 
 _SQRT = re.compile(r"√(\d++|[A-Za-z])")
 
-_PROSE = re.compile(r"(?<!\\)\$\s*+,?\s*+(?:where|for|with)\b")
-_LIST_SEP = re.compile(r"(?<!\\)\$[ \t]*+,[ \t]*+(?<!\\)\$")
-_DOLLAR = re.compile(r"(?<!\\)\$")
-_E_NOTATION = re.compile(r"(?<![\w.\\])(\d++\.\d*+|\.\d++|\d++)[eE]([+-]?\d{1,4})(?![\w.^{])")
 _ORDINAL = re.compile(
     r"(?<![\w.])(\d++)(?:\s*+\^\s*+(?:\{\s*+)?(?:\\(?:text|mathrm|textrm|rm)\s*+\{\s*+)?"
     r"(st|nd|rd|th)\s*+\}?\s*+\}?|(st|nd|rd|th)(?![A-Za-z]))"
@@ -121,14 +120,11 @@ _ORDINAL = re.compile(
 _PERCENT_WORD = re.compile(
     r"\\(?:text|mbox|mathrm|textrm)\s*+\{\s*+(?:percent|\\?%)\s*+\}|\bpercent\b"
 )
-_BARE_PERCENT = re.compile(r"(?<!\\)%")
 _UNIT_TEXT = re.compile(
     r"\\(?:text|mbox|mathrm|textrm|textit|mathit)\s*+\{([^{}]{0,80})\}"
     r"(?:\s*+\^\s*+(?:\{\s*+\d\s*+\}|\d))?\s*+$"
 )
 _UNIT_WORDS = re.compile(r"[A-Za-z][A-Za-z .\-/]*+(?:\^\s*+\{?\d\}?)?")
-_NUMBER = re.compile(r"^\s*+(-?(?:\d++(?:\.\d*+)?|\.\d++))\s*+$")
-_PCT_ANSWER = re.compile(r"^\s*+(-?(?:\d++(?:\.\d*+)?|\.\d++))\s*+\\%\s*+$")
 _COMMANDS = re.compile(r"\\[A-Za-z]++")
 _TEXT_ARG = re.compile(r"\\(?:text|mbox|mathrm|textrm|operatorname)\s*+\{[^{}]*+\}")
 _MOD_MARKERS = (
@@ -209,28 +205,6 @@ def _strip_mod(text: str, gold: str) -> str:
     return residue or text
 
 
-def _decimal(text: str) -> Decimal | None:
-    try:
-        return Decimal(text)
-    except (InvalidOperation, ValueError):
-        return None
-
-
-def _percent_restated(text: str, gold: str) -> str:
-    """`20.0\\%` -> `20.0` when the gold is the plain number 20 (|gold| >= 1; a gold below 1
-    is a fraction: `0.2\\%` stays a percent, 0.002)."""
-    match = _PCT_ANSWER.match(text)
-    if match is None:
-        return text
-    gold_number = _NUMBER.match(gold.strip().strip("$"))
-    if gold_number is None:
-        return text
-    g, a = _decimal(gold_number.group(1)), _decimal(match.group(1))
-    if g is None or a is None or abs(g) < 1 or g != a:
-        return text
-    return match.group(1)
-
-
 def normalize_answer(answer: str, gold: str) -> str:
     """The answer rewritten for math_verify.parse (see RULES); linear time."""
     gold_latex = normalize_gold(gold) or ""
@@ -242,24 +216,19 @@ def normalize_answer(answer: str, gold: str) -> str:
         text = _unicode(text)
         text = _SQRT.sub(r"\\sqrt{\1}", text)
     if "$" in text:
-        prose = _PROSE.search(text)
-        if prose:
-            text = text[: prose.start()]
+        text = PROSE.sub("", text)
         text = text.replace("\\$", "")
-        text = _LIST_SEP.sub(", ", text)
-        text = _DOLLAR.sub(" ", text)
+        text = LIST_SEP.sub(", ", text)
+        text = DOLLAR.sub(" ", text)
     if ("e" in text or "E" in text) and not ({"e", "E"} & letters):
-        text = _E_NOTATION.sub(
-            lambda m: f"{m.group(1).rstrip('.')} \\times 10^{{{int(m.group(2))}}}", text
-        )
+        text = e_notation(text)
     text = shared_spelling(text)
     if "\\equiv" in text:
         text = _strip_mod(text, gold)
     if "percent" in text or "%" in text:
         text = _PERCENT_WORD.sub("\\%", text)
-        text = _BARE_PERCENT.sub(r"\\%", text)
+        text = PERCENT.sub(r"\\%", text)
     if any(suffix in text for suffix in ("st", "nd", "rd", "th")):
         text = _strip_ordinals(text, letters)
     text = strip_unit_words(_strip_units(text, letters), letters)
-    text = _percent_restated(text, gold_latex)
     return brace_trailing_letters(half_open(text.strip()), letters)

@@ -52,13 +52,13 @@ RULES: list[tuple[str, str, str]] = [
     ),
 ]
 
-_PROSE = re.compile(r"(?<!\\)\$\s*,?\s*(?:where|for|with)\b.*$", re.S)
+PROSE = re.compile(r"(?<!\\)\$\s*+,?\s*+(?:where|for|with)\b.*$", re.S)
 # `$,$`, `$, $`, `$ ,$`: a separator between math spans (not `\$`, the currency sign)
-_LIST_SEP = re.compile(r"(?<!\\)\$[ \t]*,[ \t]*(?<!\\)\$")
+LIST_SEP = re.compile(r"(?<!\\)\$[ \t]*+,[ \t]*+(?<!\\)\$")
 _SPACE_SEP = re.compile(r"(?<!\\)\$[ \t]+(?<!\\)\$")
-_STRAY_DOLLAR = re.compile(r"(?<!\\)\$")
-_E_NOTATION = re.compile(r"(?<![\w.\\])(\d+\.\d*|\.\d+|\d+)[eE]([+-]?\d{1,4})(?![\w.^{])")
-_PERCENT = re.compile(r"(?<!\\)%")
+DOLLAR = re.compile(r"(?<!\\)\$")
+_E_NOTATION = re.compile(r"(?<![\w.\\])(\d++\.\d*+|\.\d++|\d++)[eE]([+-]?\d{1,4})(?![\w.^{])")
+PERCENT = re.compile(r"(?<!\\)%")
 _UNIT_TEXT = re.compile(
     r"(?<=[\d}])\s*\\(?:text|mbox|mathrm|textrm)\s*\{\s*[A-Za-z][A-Za-z ]*\}(?:\s*\^\s*\{?\d\}?)?\s*$"
 )
@@ -158,6 +158,13 @@ def shared_spelling(text: str) -> str:
     return _DIGIT_I.sub(" i", text)
 
 
+def e_notation(text: str) -> str:
+    """`2.45e-6` -> `2.45 \\times 10^{-6}` (both sides; answers only when the gold has no e)."""
+    return _E_NOTATION.sub(
+        lambda m: f"{m.group(1).rstrip('.')} \\times 10^{{{int(m.group(2))}}}", text
+    )
+
+
 def _mixed(match: re.Match[str]) -> str:
     """`1 1/2` -> `\\frac{3}{2}` (a proper fraction after a whole number); else unchanged."""
     whole, num, den = (int(group) for group in match.groups())
@@ -188,16 +195,14 @@ def normalize_gold(gold: str) -> str | None:
         return None
     if text.endswith("$."):
         text = text[:-2].rstrip()
-    text = _PROSE.sub("", text)
+    text = PROSE.sub("", text)
     text = text.replace("\\$", "")
-    text = _LIST_SEP.sub(", ", text)
+    text = LIST_SEP.sub(", ", text)
     text = _SPACE_SEP.sub(" ", text)
-    text = _STRAY_DOLLAR.sub(" ", text)
+    text = DOLLAR.sub(" ", text)
     text = re.sub(r"^\s*\\q?quad\s*", "", text)
-    text = _E_NOTATION.sub(
-        lambda m: f"{m.group(1).rstrip('.')} \\times 10^{{{int(m.group(2))}}}", text
-    )
-    text = _PERCENT.sub(r"\\%", text)
+    text = e_notation(text)
+    text = PERCENT.sub(r"\\%", text)
     text = shared_spelling(text)
     text = _UNIT_TEXT.sub("", text).strip()
     text = strip_unit_words(text)

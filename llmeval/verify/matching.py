@@ -40,10 +40,7 @@ def _terminating(q: Fraction) -> bool:
 
 def _rel_close(a: Any, b: Any, rel_tol: float) -> bool:
     with mpmath.workdps(EVALF_DIGITS + 10):
-        scale = max(abs(a), abs(b))
-        if scale == 0:
-            return True
-        return bool(abs(a - b) <= mpmath.mpf(rel_tol) * scale)
+        return bool(abs(a - b) <= mpmath.mpf(rel_tol) * max(abs(a), abs(b)))
 
 
 def num_equal(gold: Num, answer: Num, rel_tol: float) -> bool:
@@ -57,9 +54,7 @@ def num_equal(gold: Num, answer: Num, rel_tol: float) -> bool:
         if (answer.decimal and not g_term) or (gold.decimal and not a_term):
             return _rel_close(gold.mp(), answer.mp(), rel_tol)
         return False
-    if gold.is_zero() or answer.is_zero():
-        return gold.is_zero() and answer.is_zero()
-    return _rel_close(gold.mp(), answer.mp(), rel_tol)
+    return _rel_close(gold.mp(), answer.mp(), rel_tol)  # zero equals only zero
 
 
 def _split_percent(expr: Any) -> tuple[Any, bool]:

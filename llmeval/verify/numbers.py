@@ -79,11 +79,6 @@ class Num:
         re, im = self.exact  # type: ignore[misc]
         return mpmath.mpc(_mp(re), _mp(im))
 
-    def is_zero(self) -> bool:
-        if self.exact is not None:
-            return self.exact == (0, 0)
-        return self.approx == 0
-
 
 def _mp(q: Fraction) -> Any:
     with mpmath.workdps(EVALF_DIGITS + 10):
@@ -143,16 +138,11 @@ def _exact(expr: Any) -> tuple[CQ, bool]:
 
 
 def _approx(expr: Any) -> Any:
-    """An mpc approximation at EVALF_DIGITS significant digits; raises _Undecided."""
-    try:
-        if not expr.is_number:
-            raise _Undecided
-        value = expr.evalf(EVALF_DIGITS, strict=True, maxn=EVALF_MAXN)
-        re, im = value.as_real_imag()
-    except _Undecided:
-        raise
-    except Exception as exc:  # PrecisionExhausted, unevaluable, ...
-        raise _Undecided from exc
+    """An mpc approximation at EVALF_DIGITS significant digits; raises _Undecided (or what
+    evalf raises: PrecisionExhausted, ...)."""
+    if not expr.is_number:
+        raise _Undecided
+    re, im = expr.evalf(EVALF_DIGITS, strict=True, maxn=EVALF_MAXN).as_real_imag()
     if not (getattr(re, "is_Number", False) and getattr(im, "is_Number", False)):
         raise _Undecided
     if not (re.is_finite and im.is_finite):
@@ -162,12 +152,9 @@ def _approx(expr: Any) -> Any:
 
 
 def value_of(expr: Any) -> Num:
-    """The value of a numeric scalar expression; raises _Undecided."""
+    """The value of a numeric scalar expression; raises _Undecided (or what sympy raises:
+    every caller leaves such a pair undecided)."""
     try:
-        exact, dec = _exact(expr)
-        return Num(exact, dec)
+        return Num(*_exact(expr))
     except _Undecided:
-        pass
-    except (ZeroDivisionError, OverflowError, ValueError) as exc:
-        raise _Undecided from exc
-    return Num(None, bool(expr.atoms(Float)), _approx(expr))
+        return Num(None, bool(expr.atoms(Float)), _approx(expr))
