@@ -255,7 +255,10 @@ class _Alarm(BaseException):
 
 def worker(mode: str) -> None:
     """Read [gold, answer] pairs as JSON on stdin, write [strict, lenient] verdicts as JSON."""
-    from llmeval.verify import policy
+    try:  # the verifier entry; `policy` in revisions before issue 24
+        from llmeval.verify import verifier as policy
+    except ImportError:
+        from llmeval.verify import policy  # type: ignore[no-redef]
 
     if mode == "veto":
         from llmeval.verify.equations import prepare

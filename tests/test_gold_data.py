@@ -12,7 +12,7 @@ import pytest
 from llmeval.evaluate.options import EvalOptions
 from llmeval.evaluate.run import run_eval
 from llmeval.tasks import DATA_DIR, TASKS
-from llmeval.verify.policy import parse_gold
+from llmeval.verify.verifier import parse_gold
 from tests.support.gold_rewrite import SAME_VALUE, rewrite
 from tests.support.synthetic import generation, write_jsonl
 

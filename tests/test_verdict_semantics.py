@@ -11,7 +11,7 @@ from llmeval.evaluate.answers import extract_choice, lenient_letter, options, re
 from llmeval.evaluate.extract import extract_anchored
 from llmeval.verify import answer, gold, shapes
 from llmeval.verify.lists import list_status, split_parts
-from llmeval.verify.policy import verify
+from llmeval.verify.verifier import verify
 
 S, L = "strict", "lenient"
 OK, NO = "correct", "incorrect"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from llmeval.evaluate.extract import extract_math
-from llmeval.verify.policy import verify
 from llmeval.verify.pool import VerifyPool, VerifyResult, VerifyTask
+from llmeval.verify.verifier import verify
 from tests.support.procs import blocked_signals, children_status, session_members
 from tests.support.synthetic import math500_run, write_jsonl
 

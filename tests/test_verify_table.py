@@ -14,7 +14,7 @@ import pytest
 
 from llmeval.evaluate.answers import read_answers
 from llmeval.tasks import DATA_DIR
-from llmeval.verify.policy import exact_status, parse_gold, verifier_id, verify
+from llmeval.verify.verifier import exact_status, parse_gold, verifier_id, verify
 from tests.support.synthetic import reasoning
 
 THINK = "<think>\n" + reasoning(4000, random.Random(7)) + "\n</think>\n\n"

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from llmeval.verify.cache import cache_path_for
-from llmeval.verify.policy import Policy
 from llmeval.verify.pool import DEFAULT_MEMORY_MB
+from llmeval.verify.verifier import Policy
 
 if TYPE_CHECKING:
     from llmeval.judge.ask import JudgeOptions

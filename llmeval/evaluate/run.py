@@ -18,15 +18,15 @@ from llmeval.evaluate.samples import InputFile, read_input
 from llmeval.evaluate.scoring import accuracy, task_score
 from llmeval.records import CacheStats, ScoreReport, Verdict
 from llmeval.verify.cache import VerdictCache
-from llmeval.verify.policy import (
+from llmeval.verify.pool import WORKER_DIED, VerifyPool, prestart
+from llmeval.verify.queue import VerifyResult, VerifyTask
+from llmeval.verify.verifier import (
     GOLD_UNPARSED,
     POLICIES,
     quick_status,
     verdict_key,
     verifier_id,
 )
-from llmeval.verify.pool import WORKER_DIED, VerifyPool, prestart
-from llmeval.verify.queue import VerifyResult, VerifyTask
 
 log = logging.getLogger("llmeval")
 # progress(verified, cached, remaining): samples verified now, known without

@@ -19,7 +19,7 @@ from llmeval.evaluate.metrics import (
 )
 from llmeval.evaluate.samples import InputFile, Sample
 from llmeval.records import GroupScore, ProblemScore, TaskScore
-from llmeval.verify.policy import rational_value
+from llmeval.verify.verifier import rational_value
 
 # A terminating decimal (`0.5`, `-.25`, `3.`): its exact value votes with equal fractions.
 _DECIMAL = re.compile(r"-?(?:\d{1,60}\.\d{0,60}|\.\d{1,60})")

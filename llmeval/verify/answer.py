@@ -29,7 +29,7 @@ from llmeval.verify.gold import (
 
 _TAIL = 400  # trailing units / mod clauses are looked for in this many last characters
 
-# (rule name, answer in, gold, answer out): checked by run_table.py
+# (rule name, answer in, gold, answer out): checked by tests/test_verdict_semantics.py
 RULES: list[tuple[str, str, str, str]] = [
     ("e-notation", "2.45e6", "2.45e6", "2.45 \\times 10^{6}"),
     ("e-notation, capital E and sign", "2.45E-6", "2.45e-6", "2.45 \\times 10^{-6}"),
@@ -61,7 +61,7 @@ RULES: list[tuple[str, str, str, str]] = [
     ("\\! dropped", "32,\\!348", "32348", "32,348"),
     ("a./b", "-1./3", "-1./3", "-1/3"),
     (
-        "then gold_forms.SHARED_RULES",
+        "then gold.SHARED_RULES",
         "E_{1},E_{2}",
         "E_{1},E_{2}",
         "\\mathcal{E}_{1},\\mathcal{E}_{2}",

@@ -3,7 +3,7 @@
 `normalize_gold(gold)` returns the gold inside one `$...$` math span (a bare string falls to
 math-verify's plain-expression parser: `4x+5` -> 4), or None for an empty gold. `RULES` is
 the documented table of rewrites, in the order they run; each example is checked by
-`run_table.py`.
+`tests/test_verdict_semantics.py`.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ _LOST_ROW = re.compile(r"(?<!\\)\\(?=[-+\d.])")
 # `t(0,4]`: a letter before a half-open interval (never a function call: mismatched brackets)
 HALF_OPEN = re.compile(r"^\s*+([A-Za-z])\s*+([(\[][^()\[\],]*+,[^()\[\]]*+[)\]])\s*+$")
 
-# Spellings fixed the same way on BOTH sides (answer_forms uses `shared_spelling` too).
+# Spellings fixed the same way on BOTH sides (answer.py uses `shared_spelling` too).
 # Linear-time: possessive runs only, no nested quantifiers.
 _DIGIT_GROUP = re.compile(r"(?<=\d),\\!\s*+(?=\d{3}(?!\d))")
 _FLOAT_DIV = re.compile(r"(?<![\w.])(\d++)\.(?=\s*+/)")

@@ -67,9 +67,9 @@ def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> N
     _exit_when_orphaned(eval_pid)  # math-verify's own alarms are off: SIGALRM is ours
     if memory_bytes:
         _cap_memory(memory_bytes)
-    from llmeval.verify import policy as verify
+    from llmeval.verify import verifier
 
-    verify.warm_up()  # a no-op when inherited from the forkserver; keeps first deadlines fair
+    verifier.warm_up()  # a no-op when inherited from the forkserver; keeps first deadlines fair
     if not _send(conn, ("ready", None, None)):
         return
     while True:
@@ -82,7 +82,7 @@ def _worker_main(conn: Connection, memory_bytes: int | None, eval_pid: int) -> N
         kind, gold, answer = msg
         lenient = None
         try:
-            status, lenient, detail = verify.verify(gold=gold, answer=answer, kind=kind)
+            status, lenient, detail = verifier.verify(gold=gold, answer=answer, kind=kind)
         except MemoryError:
             status, detail = "error", "out of memory"
         except RecursionError:

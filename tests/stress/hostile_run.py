@@ -14,9 +14,9 @@ from pathlib import Path
 
 from llmeval.evaluate.answers import extract_choice
 from llmeval.evaluate.extract import extract_math
-from llmeval.verify.policy import exact_status, verdict_key
 from llmeval.verify.pool import VerifyPool
 from llmeval.verify.queue import VerifyResult, VerifyTask
+from llmeval.verify.verifier import exact_status, verdict_key
 from tests.stress.hostile import HTML, choice_rows, math_rows
 
 ROOT = Path(__file__).resolve().parents[2]

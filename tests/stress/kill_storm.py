@@ -224,7 +224,7 @@ def verdict_keys(path: Path) -> list[str]:
     """The cache keys the samples of a generation file need: each distinct pair sent to the
     verifier, under each policy."""
     from llmeval.evaluate.samples import read_input
-    from llmeval.verify.policy import POLICIES, exact_status, verdict_key
+    from llmeval.verify.verifier import POLICIES, exact_status, verdict_key
 
     source = read_input(path, None)
     return [

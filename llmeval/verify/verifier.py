@@ -15,7 +15,6 @@ text reaches nothing but `math_verify.parse`.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from fractions import Fraction
@@ -23,7 +22,7 @@ from functools import lru_cache
 from importlib import metadata
 from typing import Any, Literal
 
-from llmeval.records import VerdictStatus
+from llmeval.records import VerdictStatus, cache_key
 from llmeval.tasks import AnswerKind
 
 Policy = Literal["strict", "lenient"]
@@ -61,8 +60,7 @@ def verifier_id(kind: AnswerKind = "math", policy: Policy = "strict") -> str:
 
 def verdict_key(kind: str, gold: str, answer: str, policy: Policy = "strict") -> str:
     """The cache key of one (gold, extracted answer) pair under the current verifier."""
-    parts = (verifier_id(kind, policy), kind, gold, answer)  # type: ignore[arg-type]
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+    return cache_key(verifier_id(kind, policy), kind, gold, answer)
 
 
 @lru_cache(maxsize=8192)
