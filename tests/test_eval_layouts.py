@@ -252,3 +252,20 @@ def test_garbage_timings_in_a_file_do_not_stop_the_report(tmp_path: Path) -> Non
     out = tmp_path / "r.html"
     assert main(["report", str(path), "--out", str(out), *FLAGS]) == 0
     assert "record no timings" in out.read_text()
+
+
+def test_problems_match_their_reference_by_id_else_by_the_longest_text_inside() -> None:
+    from llmeval.evaluate.reference import match_problems
+    from llmeval.records import Problem
+
+    refs = (
+        Problem(id="a", problem="Compute 2+2.", answer="4"),
+        Problem(id="b", problem="Compute 2+2. Then double it.", answer="8"),
+    )
+    texts = {
+        "b": "anything",  # the same id wins over any text
+        "x": "Q: Compute 2+2. Then double it.\nPlease reason",  # holds both texts: the longer
+        "y": "Compute 2+2.\nPlease reason",
+        "z": "Compute 3+3.",
+    }
+    assert match_problems(refs, texts) == {"b": "b", "x": "b", "y": "a"}

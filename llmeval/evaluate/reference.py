@@ -43,10 +43,13 @@ def reference_problems(source: InputFile) -> tuple[Path, tuple[Problem, ...]] | 
 
 def match_problems(problems: tuple[Problem, ...], texts: dict[str, str]) -> dict[str, str]:
     """{file problem id: reference id} by equal ids, else by the reference problem's text
-    inside the file's problem text (another harness's prompt around the same problem)."""
+    inside the file's problem text (another harness's prompt around the same problem; the
+    longest such text, so that a short problem inside another's prompt does not win)."""
     ids = {p.id for p in problems}
     matched = {pid: pid for pid in texts if pid in ids}
-    by_text = [(p.problem or p.prompt or "", p.id) for p in problems]
+    by_text = sorted(
+        ((p.problem or p.prompt or "", p.id) for p in problems), key=lambda r: -len(r[0])
+    )
     for pid, text in texts.items():
         if pid not in matched and text:
             found = next((rid for ref, rid in by_text if ref and ref in text), None)
