@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.report.data import group_problems
 from llmeval.report.html import render_report
 from tests.support.cdp import Browser, find_chromium
 from tests.support.report_fixtures import HOSTILE, hostile_run, make_run
@@ -33,8 +32,8 @@ def _set_filter(b: Browser, value: str) -> None:
 @pytest.mark.parametrize("compress", [True, False], ids=["gzip", "json"])
 def test_report_in_chromium(tmp_path: Path, compress: bool) -> None:
     run = hostile_run(n_problems=20, n=8)
-    problems = group_problems(run.samples)["aime24"]
-    want_noans = sum(any(s.status == "no_answer" for s in r) for r in problems.values())
+    problems = run.problems()["aime24"]
+    want_noans = sum(any(s.status["strict"] == "no_answer" for s in r) for r in problems.values())
     assert 0 < want_noans < len(problems)
     page = tmp_path / "report.html"
     page.write_text(

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from llmeval.evaluate import metrics
+from llmeval.evaluate.samples import Sample, Texts
 from llmeval.report.data import (
-    ReportSample,
     default_caps,
     difficulty,
     group_problems,
@@ -22,19 +22,27 @@ from llmeval.report.data import (
     stderr_curve,
 )
 
-
-def _s(pid: str, idx: int, status: str, **kw) -> ReportSample:
-    kw.setdefault("pred", "1" if status == "correct" else ("2" if status == "incorrect" else None))
-    return ReportSample(task="t", problem_id=pid, sample_idx=idx, status=status, gold="1", **kw)
+P = "strict"  # the policy whose statuses the figures count
 
 
-def _problems(spec: dict[str, str], **kw) -> dict[str, list[ReportSample]]:
+def _s(
+    pid: str, idx: int, status: str, tokens: int | None = None, truncated: bool = False, **timing
+) -> Sample:
+    """A sample with its status under `P`; `timing`: latency_s, ttft_s, endpoint."""
+    pred = "1" if status == "correct" else ("2" if status == "incorrect" else None)
+    texts = Texts(
+        "", None, None, timing.get("latency_s"), timing.get("ttft_s"), timing.get("endpoint")
+    )
+    return Sample(pid, idx, "1", pred, truncated, tokens, {}, texts=texts, status={P: status})
+
+
+def _problems(spec: dict[str, str], **kw) -> dict[str, list[Sample]]:
     """{'A': 'ccww'} -> problem A with samples correct, correct, incorrect, incorrect."""
     names = {"c": "correct", "w": "incorrect", "n": "no_answer"}
     rows = [
         _s(pid, i, names[ch], **kw) for pid, chars in spec.items() for i, ch in enumerate(chars)
     ]
-    return group_problems(reversed(rows))["t"]  # order of input must not matter
+    return group_problems(reversed(rows))  # order of input must not matter
 
 
 def test_pass_maj_curve_is_evals_figures_in_k_order() -> None:
@@ -51,14 +59,14 @@ def test_pass_maj_curve_is_evals_figures_in_k_order() -> None:
 
 def test_truncated_correct_counts_as_wrong_as_in_eval() -> None:
     rows = [_s("A", 0, "correct", truncated=True, tokens=10), _s("A", 1, "correct", tokens=10)]
-    probs = group_problems(rows)["t"]
-    assert difficulty(probs) == [("A", 0.5)]
-    assert length_cap_curve(probs, [2048])["accuracy"] == [0.5]
+    probs = group_problems(rows)
+    assert difficulty(probs, P) == [("A", 0.5)]
+    assert length_cap_curve(probs, [2048], P)["accuracy"] == [0.5]
 
 
 def test_stderr_curve_splits_samples_into_disjoint_groups() -> None:
     probs = _problems({"A": "ccww", "B": "cwww"})
-    curve = stderr_curve(probs)
+    curve = stderr_curve(probs, P)
     assert curve["n"] == [1, 2, 4]
     # n=1: groups [1,1] [1,0] [0,0] [0,0] -> accuracies 1, .5, 0, 0
     assert curve["observed"][0] == pytest.approx(math.sqrt(0.6875 / 3))
@@ -87,13 +95,13 @@ def test_length_cap_curve_counts_longer_samples_as_wrong() -> None:
         _s("A", 0, "correct", tokens=1000),
         _s("A", 1, "correct", tokens=3000),
         _s("A", 2, "incorrect", tokens=500),
-        _s("A", 3, "no_answer", tokens=5000, finish_reason="length", truncated=True),
+        _s("A", 3, "no_answer", tokens=5000, truncated=True),
         _s("B", 0, "correct", tokens=2048),  # exactly at the cap: fits
         _s("B", 1, "incorrect", tokens=100),
         _s("B", 2, "incorrect", tokens=2500),
         _s("B", 3, "correct", tokens=None),  # no count: keeps its verdict
     ]
-    curve = length_cap_curve(group_problems(rows)["t"], [2048, 4096, 8192])
+    curve = length_cap_curve(group_problems(rows), [2048, 4096, 8192], P)
     assert curve["accuracy"] == pytest.approx([(1 / 4 + 2 / 4) / 2, (2 / 4 + 2 / 4) / 2, 0.5])
     assert curve["truncated"] == pytest.approx([3 / 8, 1 / 8, 1 / 8])
 
@@ -106,7 +114,7 @@ def test_length_histograms_shared_bins() -> None:
         _s("A", 3, "no_answer", tokens=40),  # the top edge falls in the last bin
         _s("A", 4, "correct", tokens=None),  # left out
     ]
-    h = length_histograms(rows, bins=4)
+    h = length_histograms(rows, P, bins=4)
     assert h["edges"] == [0, 10, 20, 30, 40]
     assert h["correct"] == [1, 0, 1, 0]
     assert h["wrong"] == [0, 1, 0, 1]
@@ -114,15 +122,15 @@ def test_length_histograms_shared_bins() -> None:
 
 def test_difficulty_sorted_easiest_first_ties_in_problem_order() -> None:
     probs = _problems({"A": "cw", "B": "cc", "C": "ww", "D": "wc"})
-    assert difficulty(probs)[0] == ("B", 1.0)
-    assert difficulty(probs)[-1] == ("C", 0.0)
-    assert {pid for pid, f in difficulty(probs) if f == 0.5} == {"A", "D"}
+    assert difficulty(probs, P)[0] == ("B", 1.0)
+    assert difficulty(probs, P)[-1] == ("C", 0.0)
+    assert {pid for pid, f in difficulty(probs, P) if f == 0.5} == {"A", "D"}
 
 
 def test_paired_difference_and_flips() -> None:
     run = _problems({"p1": "cc", "p2": "cw", "p3": "ww", "p4": "cc"})
     base = _problems({"p1": "ww", "p2": "cc", "p3": "ww", "p5": "cc"})
-    d = paired_diff("t", run, base, match_problems(run, base, {}, {}))
+    d = paired_diff("t", run, base, match_problems(run, base, {}, {}), P)
     assert (d.n_common, d.only_run, d.only_baseline) == (3, 1, 1)
     assert d.run == pytest.approx(0.5) and d.baseline == pytest.approx(1 / 3)
     assert d.diff == pytest.approx(1 / 6)
@@ -136,7 +144,7 @@ def test_paired_difference_and_flips() -> None:
 def test_paired_stderr_is_zero_for_a_constant_shift() -> None:
     run = _problems({"a": "cc", "b": "cw", "c": "cw"})
     base = _problems({"a": "cw", "b": "ww", "c": "ww"})
-    d = paired_diff("t", run, base, match_problems(run, base, {}, {}))
+    d = paired_diff("t", run, base, match_problems(run, base, {}, {}), P)
     assert d.diff == pytest.approx(0.5) and d.stderr == pytest.approx(0.0)
 
 

@@ -1,62 +1,41 @@
-"""The numbers behind the report, from scored samples: curves, histograms and difficulty per
-task, the paired comparison of two runs, serving percentiles."""
+"""The numbers behind the report, from eval's scored samples under the run's policy: curves,
+histograms and difficulty per task, the paired comparison of two runs, serving percentiles."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from statistics import fmean, quantiles, stdev
 from typing import Any
 
 from llmeval.evaluate import metrics
+from llmeval.evaluate.samples import InputFile, Sample, Texts
 
-
-@dataclass(frozen=True)
-class ReportSample:
-    """One scored sample as the report sees it: a generation joined with its verdict."""
-
-    task: str
-    problem_id: str
-    sample_idx: int
-    status: str  # correct / incorrect / no_answer / timeout / error
-    gold: str
-    pred: str | None = None
-    finish_reason: str | None = None
-    truncated: bool = False  # stopped at the token or context limit
-    tokens: int | None = None
-    latency_s: float | None = None
-    ttft_s: float | None = None
-    endpoint: str | None = None
-    prompt: str = ""
-    gen: str = ""
-    reasoning: str | None = None
-    meta: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def correct(self) -> bool:
-        """As eval counts it: verified correct and not cut off."""
-        return self.status == "correct" and not self.truncated
-
+_NO_TEXTS = Texts("", None, None, None, None, None)
 
 # problem id -> its samples, sorted by sample_idx
-Problems = dict[str, list[ReportSample]]
+Problems = dict[str, list[Sample]]
 
 
-def group_problems(samples: Iterable[ReportSample]) -> dict[str, Problems]:
-    """task -> problem id -> samples sorted by sample_idx (problems in first-seen order)."""
-    out: dict[str, Problems] = {}
+def sample_texts(s: Sample) -> Texts:
+    """A sample's texts and timings (eval keeps them for the report), else empty ones."""
+    return s.texts or _NO_TEXTS
+
+
+def group_problems(samples: Iterable[Sample]) -> Problems:
+    """problem id -> samples sorted by sample_idx (problems in first-seen order)."""
+    out: Problems = {}
     for s in samples:
-        out.setdefault(s.task, {}).setdefault(s.problem_id, []).append(s)
-    for problems in out.values():
-        for rows in problems.values():
-            rows.sort(key=lambda s: s.sample_idx)
+        out.setdefault(s.problem_id, []).append(s)
+    for rows in out.values():
+        rows.sort(key=lambda s: s.sample_idx)
     return out
 
 
-def fraction_correct(rows: Sequence[ReportSample]) -> float:
-    """The share of a problem's samples that are correct."""
-    return sum(s.correct for s in rows) / len(rows) if rows else 0.0
+def fraction_correct(rows: Sequence[Sample], policy: str) -> float:
+    """The share of a problem's samples that are correct (as eval counts: not cut off)."""
+    return sum(s.correct(policy) for s in rows) / len(rows) if rows else 0.0
 
 
 def pass_maj_curve(score: Mapping[str, Any]) -> dict[str, list[float]]:
@@ -69,7 +48,7 @@ def pass_maj_curve(score: Mapping[str, Any]) -> dict[str, list[float]]:
     }
 
 
-def stderr_curve(problems: Problems) -> dict[str, list[float]]:
+def stderr_curve(problems: Problems, policy: str) -> dict[str, list[float]]:
     """Standard errors against n, the samples of every problem split into disjoint groups of n
     (g*n .. g*n+n-1) as N/n repeated runs: `stderr` and `sample_stderr` averaged over the groups,
     `observed` the sample standard deviation of the groups' accuracies (two groups or more)."""
@@ -77,7 +56,7 @@ def stderr_curve(problems: Problems) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {"n": [], "stderr": [], "sample_stderr": [], "observed": []}
     for n in metrics.ks_up_to(big_n):
         groups = [
-            [fraction_correct(r[g * n : g * n + n]) for r in problems.values()]
+            [fraction_correct(r[g * n : g * n + n], policy) for r in problems.values()]
             for g in range(big_n // n)
         ]
         accs = [fmean(fr) for fr in groups]
@@ -97,26 +76,33 @@ def default_caps(max_tokens: int) -> list[int]:
     return sorted({max_tokens >> i for i in range(5) if max_tokens >> i > 0})
 
 
-def length_cap_curve(problems: Problems, caps: Sequence[int]) -> dict[str, list[float]]:
+def length_cap_curve(
+    problems: Problems, caps: Sequence[int], policy: str
+) -> dict[str, list[float]]:
     """avg@n and the truncated share had generation stopped at each cap: a longer sample counts
     as truncated and wrong, one without a token count keeps its own verdict."""
     rows = list(problems.values())
     accuracy = [
-        _mean([sum(_fits(s, cap) and s.correct for s in r) / len(r) for r in rows]) for cap in caps
+        _mean([sum(_fits(s, cap) and s.correct(policy) for s in r) / len(r) for r in rows])
+        for cap in caps
     ]
     samples = [s for r in rows for s in r]
     truncated = [_mean([s.truncated or not _fits(s, cap) for s in samples]) for cap in caps]
     return {"cap": [float(c) for c in caps], "accuracy": accuracy, "truncated": truncated}
 
 
-def _fits(s: ReportSample, cap: int) -> bool:
-    return s.tokens is None or s.tokens <= cap
+def _fits(s: Sample, cap: int) -> bool:
+    return s.completion_tokens is None or s.completion_tokens <= cap
 
 
-def length_histograms(samples: Sequence[ReportSample], bins: int = 24) -> dict[str, list[float]]:
+def length_histograms(
+    samples: Sequence[Sample], policy: str, bins: int = 24
+) -> dict[str, list[float]]:
     """Completion-length histograms of correct and of wrong samples over equal-width bins from 0
     to the longest completion (the last bin holds its right edge); no token count: left out."""
-    counted = [(s.tokens, s.correct) for s in samples if s.tokens is not None]
+    counted = [
+        (s.completion_tokens, s.correct(policy)) for s in samples if s.completion_tokens is not None
+    ]
     width = max(1.0, max((tokens for tokens, _ in counted), default=0) / bins)
     correct, wrong = [0.0] * bins, [0.0] * bins
     for tokens, right in counted:
@@ -124,9 +110,9 @@ def length_histograms(samples: Sequence[ReportSample], bins: int = 24) -> dict[s
     return {"edges": [i * width for i in range(bins + 1)], "correct": correct, "wrong": wrong}
 
 
-def difficulty(problems: Problems) -> list[tuple[str, float]]:
+def difficulty(problems: Problems, policy: str) -> list[tuple[str, float]]:
     """(problem id, fraction correct), easiest first; ties by problem order."""
-    items = [(pid, fraction_correct(r)) for pid, r in problems.items()]
+    items = [(pid, fraction_correct(r, policy)) for pid, r in problems.items()]
     return sorted(items, key=lambda it: -it[1])
 
 
@@ -170,12 +156,14 @@ class PairedDiff:
         return [f for f in self.flips if f.run < f.baseline]
 
 
-def paired_diff(task: str, run: Problems, baseline: Problems, pairs: dict[str, str]) -> PairedDiff:
+def paired_diff(
+    task: str, run: Problems, baseline: Problems, pairs: dict[str, str], policy: str
+) -> PairedDiff:
     """Per-problem accuracy on the problems both runs hold (`pairs`: run id -> baseline id);
     the standard error is that of the differences d_i = run_i - baseline_i, so difficulty,
     shared by both runs, cancels out."""
-    a = [fraction_correct(run[pid]) for pid in pairs]
-    b = [fraction_correct(baseline[pid]) for pid in pairs.values()]
+    a = [fraction_correct(run[pid], policy) for pid in pairs]
+    b = [fraction_correct(baseline[pid], policy) for pid in pairs.values()]
     d = [x - y for x, y in zip(a, b, strict=True)]
     flips = [
         Flip(pid, x, y) for pid, x, y in zip(pairs, a, b, strict=True) if (x > 0.5) != (y > 0.5)
@@ -208,19 +196,26 @@ def match_problems(
     return pairs
 
 
+def problem_keys(source: InputFile) -> dict[str, str]:
+    """problem id -> what matches it across runs with other ids: its id in the task's data
+    (found by its text), else its text."""
+    pids = {s.problem_id for s in source.samples}
+    return {pid: source.reference_ids.get(pid) or source.prompts.get(pid) or pid for pid in pids}
+
+
 def compare(run: Run, baseline: Run) -> list[PairedDiff]:
-    """Each run of a task against each baseline run of the same task."""
+    """Each run of a task against each baseline run of the same task, under the run's policy
+    (the baseline is evaluated with the same options)."""
     mine, theirs = run.problems(), baseline.problems()
     diffs = []
-    for label in sorted(mine):
-        for other in sorted(theirs):
-            if run.tasks.get(label, label) != baseline.tasks.get(other, other):
+    for label, source in sorted(run.files.items()):
+        for other, base in sorted(baseline.files.items()):
+            if source.task.name != base.task.name:
                 continue
-            pairs = match_problems(
-                mine[label], theirs[other], run.keys.get(label, {}), baseline.keys.get(other, {})
-            )
+            run_keys, base_keys = problem_keys(source), problem_keys(base)
+            pairs = match_problems(mine[label], theirs[other], run_keys, base_keys)
             title = label if label == other else f"{label} vs {other}"
-            diffs.append(paired_diff(title, mine[label], theirs[other], pairs))
+            diffs.append(paired_diff(title, mine[label], theirs[other], pairs, run.policy))
     return diffs
 
 
@@ -234,49 +229,51 @@ def percentile(values: Sequence[float], q: int) -> float:
     return quantiles(values, n=100, method="inclusive")[q - 1]
 
 
-def serving_figures(samples: Sequence[ReportSample]) -> dict[str, dict]:
+def serving_figures(samples: Sequence[Sample]) -> dict[str, dict]:
     """Per endpoint (and "all" when several): requests, output tokens, percentiles of output
     tokens/s (completion tokens / (latency - TTFT, or latency)), latency and TTFT; a request
     without a figure's fields is left out of that figure only."""
-    by_endpoint: dict[str, list[ReportSample]] = {}
+    by_endpoint: dict[str, list[Sample]] = {}
     for s in samples:
-        by_endpoint.setdefault(s.endpoint or "unknown", []).append(s)
+        by_endpoint.setdefault(sample_texts(s).endpoint or "unknown", []).append(s)
     out = {ep: _serving(rows) for ep, rows in sorted(by_endpoint.items())}
     if len(out) > 1:
         out["all"] = _serving(samples)
     return out
 
 
-def _serving(rows: Sequence[ReportSample]) -> dict:
+def _serving(rows: Sequence[Sample]) -> dict:
+    timed = [(s.completion_tokens, sample_texts(s)) for s in rows]
     decode = [
-        (s.tokens, s.latency_s - (s.ttft_s or 0.0))
-        for s in rows
-        if s.tokens is not None and s.latency_s is not None
+        (tokens, t.latency_s - (t.ttft_s or 0.0))
+        for tokens, t in timed
+        if tokens is not None and t.latency_s is not None
     ]
     values = {
         "tokens_per_s": [tokens / seconds for tokens, seconds in decode if seconds > 0],
-        "latency_s": [s.latency_s for s in rows if s.latency_s is not None],
-        "ttft_s": [s.ttft_s for s in rows if s.ttft_s is not None],
+        "latency_s": [t.latency_s for _, t in timed if t.latency_s is not None],
+        "ttft_s": [t.ttft_s for _, t in timed if t.ttft_s is not None],
     }
     out = {key: {f"p{q}": percentile(v, q) for q in PERCENTILES} for key, v in values.items()}
-    return {"requests": len(rows), "output_tokens": sum(s.tokens or 0 for s in rows), **out}
+    return {"requests": len(rows), "output_tokens": sum(n or 0 for n, _ in timed), **out}
 
 
 @dataclass
 class Run:
-    """One run as the report sees it: its scored samples, run specs and eval's scores per task."""
+    """One run as the report sees it: the files eval read, each under its label (samples with
+    their statuses and texts, problem texts, run spec), eval's figures per label, and the
+    policy the figures count under."""
 
     label: str
-    samples: list[ReportSample]
-    specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # task -> RunSpec fields
-    scores: dict[str, dict[str, Any]] = field(default_factory=dict)  # task -> eval's task figures
-    tasks: dict[str, str] = field(default_factory=dict)  # label -> task name
-    # label -> problem id -> what matches it across runs with other ids (`match_problems`)
-    keys: dict[str, dict[str, str]] = field(default_factory=dict)
-    # samples the LLM judge turned correct: task, problem_id, sample_idx, problem, gold, answer,
-    # reply (each a string), for the reader to audit every flip
-    overturned: list[dict[str, Any]] = field(default_factory=list)
+    policy: str
+    files: dict[str, InputFile]
+    scores: dict[str, dict[str, Any]]  # label -> eval's task figures (`TaskScore` fields)
+
+    @property
+    def samples(self) -> list[Sample]:
+        """Every sample of every file."""
+        return [s for f in self.files.values() for s in f.samples]
 
     def problems(self) -> dict[str, Problems]:
-        """task -> problem id -> samples."""
-        return group_problems(self.samples)
+        """label -> problem id -> samples."""
+        return {label: group_problems(f.samples) for label, f in self.files.items()}

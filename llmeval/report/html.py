@@ -20,7 +20,7 @@ from string import Template
 from typing import Any
 
 from llmeval.report import sections
-from llmeval.report.data import Run, fraction_correct
+from llmeval.report.data import Run, fraction_correct, sample_texts
 
 PROBLEMS_TABLE = '<div id="controls"></div><table id="ptable"></table>'  # filled by report.js
 _UNSAFE = re.compile("[<>&\u2028\u2029]")  # could end a script block or a JS line
@@ -41,32 +41,42 @@ def problem_rows(run: Run) -> tuple[list[dict], list[list]]:
 
     The majority answer is eval's (equivalent answers vote together)."""
     rows, texts = [], []
+    policy = run.policy
     for task, problems in sorted(run.problems().items()):
         scored = {p["problem_id"]: p for p in run.scores.get(task, {}).get("problems", [])}
         for pid, samples in problems.items():
             first = samples[0]
             maj = scored.get(pid, {})
+            shown = [(s, sample_texts(s)) for s in samples]
             rows.append(
                 {
                     "task": task,
                     "id": pid,
                     "subject": first.meta.get("subject"),
                     "level": first.meta.get("level"),
-                    "frac": fraction_correct(samples),
+                    "frac": fraction_correct(samples, policy),
                     "n": len(samples),
                     "maj": maj.get("majority_answer"),
                     "majok": maj.get("majority_correct", False),
                     "gold": first.gold,
-                    "wrong": sum(not s.correct for s in samples),
-                    "noans": sum(s.status == "no_answer" for s in samples),
+                    "wrong": sum(not s.correct(policy) for s in samples),
+                    "noans": sum(s.status[policy] == "no_answer" for s in samples),
                     "trunc": sum(s.truncated for s in samples),
                     "s": [
-                        [s.sample_idx, s.status, s.pred, s.finish_reason, s.tokens, s.latency_s]
-                        for s in samples
+                        [
+                            s.sample_idx,
+                            s.status[policy],
+                            s.answer_for(policy),
+                            t.finish_reason,
+                            s.completion_tokens,
+                            t.latency_s,
+                        ]
+                        for s, t in shown
                     ],
                 }
             )
-            texts.append([first.prompt, [[s.reasoning or "", s.gen] for s in samples]])
+            prompt = run.files[task].prompts.get(pid, "")
+            texts.append([prompt, [[t.reasoning or "", t.gen] for _, t in shown]])
     return rows, texts
 
 

@@ -9,6 +9,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
+from llmeval.records import RunSpec
 from llmeval.report import charts as sc
 from llmeval.report import data as rd
 
@@ -76,7 +77,9 @@ def overview(run: rd.Run, meta: dict[str, str]) -> str:
     """Per-task table from eval's figures, groups (subject, level), run settings, versions."""
     rows = [score_row(task, s) for task, s in sorted(run.scores.items())]
     groups = "".join(_groups(task, s) for task, s in sorted(run.scores.items()))
-    specs = "".join(_spec(task, spec) for task, spec in sorted(run.specs.items()))
+    specs = "".join(
+        _spec(task, f.spec) for task, f in sorted(run.files.items()) if f.spec is not None
+    )
     facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in meta.items())
     facts = f'<dl class="facts">{facts}</dl>'
     return section("overview", "Overview", facts, table(HEAD, rows, "scores"), groups, specs)
@@ -96,17 +99,17 @@ def _groups(task: str, s: dict) -> str:
     return out
 
 
-def _spec(task: str, spec: dict) -> str:
-    rows = [[k, spec[k]] for k in SPEC_FIELDS if spec.get(k) not in (None, "", {}, [])]
+def _spec(task: str, spec: RunSpec) -> str:
+    fields = spec.model_dump()
+    rows = [[k, fields[k]] for k in SPEC_FIELDS if fields.get(k) not in (None, "", {}, [])]
     return details(f"run settings: {task}", table(["field", "value"], rows), "spec")
 
 
 def pictures(run: rd.Run) -> str:
     """The charts of each run, or why one is absent."""
     out = []
-    for task, problems in sorted(run.problems().items()):
-        score, spec = run.scores.get(task, {}), run.specs.get(task, {})
-        charts = "".join(task_charts(task, problems, score, spec))
+    for task in sorted(run.files):
+        charts = "".join(task_charts(run, task))
         out.append(f'<h3>{escape(task)}</h3><div class="charts">{charts}</div>')
     return section("pictures", "Pictures", *out)
 
@@ -116,14 +119,16 @@ def note(text: str) -> str:
     return f'<p class="note">{escape(text)}</p>'
 
 
-def task_charts(task: str, problems: rd.Problems, score: dict, spec: dict) -> list[str]:
+def task_charts(run: rd.Run, task: str) -> list[str]:
     """pass/maj@k and stderr vs n (more than one sample per problem), accuracy vs length cap
     and the length histogram (token counts known), difficulty; a line for each one absent."""
-    samples = [s for r in problems.values() for s in r]
-    counted = [s.tokens for s in samples if s.tokens is not None]
+    source, policy = run.files[task], run.policy
+    problems = rd.group_problems(source.samples)
+    counted = [s.completion_tokens for s in source.samples if s.completion_tokens is not None]
     out = []
     if min(len(r) for r in problems.values()) > 1:
-        pm, se = rd.pass_maj_curve(score), rd.stderr_curve(problems)
+        pm = rd.pass_maj_curve(run.scores.get(task, {}))
+        se = rd.stderr_curve(problems, policy)
         errors = {"stderr (problems)": se["stderr"], "sample stderr": se["sample_stderr"],
                   "observed spread": se["observed"]}  # fmt: skip
         out += [
@@ -137,8 +142,9 @@ def task_charts(task: str, problems: rd.Problems, score: dict, spec: dict) -> li
         out.append(note("pass@k, maj@k and the standard error against n need more than one "
                         "sample per problem: not drawn"))  # fmt: skip
     if counted:
-        cap = rd.length_cap_curve(problems, rd.default_caps(spec.get("max_tokens") or max(counted)))
-        hist = rd.length_histograms(samples)
+        caps = rd.default_caps(source.spec.max_tokens if source.spec else max(counted))
+        cap = rd.length_cap_curve(problems, caps, policy)
+        hist = rd.length_histograms(source.samples, policy)
         out += [
             sc.line_chart(f"{task}: accuracy under a length cap", "max completion tokens",
                           "fraction", cap["cap"],
@@ -149,7 +155,7 @@ def task_charts(task: str, problems: rd.Problems, score: dict, spec: dict) -> li
         ]  # fmt: skip
     else:
         out.append(note("the files report no token counts: the length pictures are not drawn"))
-    order = rd.difficulty(problems)
+    order = rd.difficulty(problems, policy)
     out.append(sc.sorted_bars(f"{task}: per-problem difficulty (sorted)",
                               f"{len(order)} problems", "fraction correct", order))  # fmt: skip
     return out
@@ -170,7 +176,7 @@ def comparison(run: rd.Run, baseline: rd.Run) -> str:
          _interval(d.diff, d.stderr), len(d.gained), len(d.lost)]
         for d in diffs
     ]  # fmt: skip
-    tasks = [set(r.tasks.get(label, label) for label in r.scores) for r in (run, baseline)]
+    tasks = [{f.task.name for f in r.files.values()} for r in (run, baseline)]
     missing = sorted(tasks[0] ^ tasks[1])
     note = f"<p>Tasks in only one run: {escape(', '.join(missing))}</p>" if missing else ""
     flips = "".join(_flips(d, run.label, baseline.label) for d in diffs)
@@ -200,18 +206,25 @@ def _flips(d: rd.PairedDiff, run: str, base: str) -> str:
 
 def overturned(run: rd.Run) -> str:
     """The samples the LLM judge turned correct, each with what the judge saw and replied."""
-    if not run.overturned:
-        return ""
     rows = [
-        [f"{o['task']} {o['problem_id']} #{o['sample_idx']}", _cut(o["problem"], 600),
-         _cut(o["gold"]), _cut(o["answer"]), _cut(o["reply"], 1500)]
-        for o in run.overturned[:JUDGE_ROWS]
-    ]  # fmt: skip
-    count = len(run.overturned)
+        [
+            f"{task} {s.problem_id} #{s.sample_idx}",
+            _cut(f.prompts.get(s.problem_id, ""), 600),
+            _cut(s.gold),
+            _cut(s.answer_for(run.policy) or ""),
+            _cut(s.judge_reply, 1500),
+        ]
+        for task, f in run.files.items()
+        for s in f.samples
+        if s.judge == "yes"
+    ]
+    if not rows:
+        return ""
+    count = len(rows)
     note = f"<p>{count - JUDGE_ROWS} more not shown.</p>" if count > JUDGE_ROWS else ""
     head = ["sample", "problem", "gold", "answer", "judge's reply"]
     intro = f"<p>Samples the rules judged incorrect and the judge turned correct ({count}).</p>"
-    return section("judge", "Judge", intro, table(head, rows, "judge"), note)
+    return section("judge", "Judge", intro, table(head, rows[:JUDGE_ROWS], "judge"), note)
 
 
 def _cut(text: str, limit: int = 300) -> str:
@@ -224,7 +237,7 @@ def serving(run: rd.Run) -> str:
     figures = {"tok/s": "tokens_per_s", "latency s": "latency_s", "TTFT s": "ttft_s"}
     head = ["endpoint", "requests", "output tokens"]
     head += [f"{name} p{q}" for name in figures for q in rd.PERCENTILES]
-    if not any(s.latency_s is not None for s in run.samples):
+    if not any(rd.sample_texts(s).latency_s is not None for s in run.samples):
         return section("serving", "Serving", note("the files record no timings: no figures"))
     rows = [
         [ep, f["requests"], f["output_tokens"]]

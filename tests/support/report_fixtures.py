@@ -5,11 +5,14 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from llmeval.evaluate.samples import InputFile, Sample
+from llmeval.evaluate.samples import InputFile, Sample, Texts
 from llmeval.evaluate.scoring import task_score
-from llmeval.report.data import ReportSample, Run
+from llmeval.records import RunSpec
+from llmeval.report.data import Run
 from llmeval.tasks import TASKS
+from llmeval.verify.verifier import POLICIES
 
 _FILLER = (  # the words of `prose`
     "so we need the value of x where the sum equals and therefore by the lemma each term "
@@ -36,17 +39,19 @@ def prose(rng: random.Random, chars: int) -> str:
     return " ".join(out)
 
 
-def make_samples(
+def make_file(
     task: str = "aime24",
     n_problems: int = 30,
     n: int = 8,
     text_chars: int = 400,
     seed: int = 0,
     endpoints: tuple[str, ...] = ("http://127.0.0.1:8000/v1",),
-) -> list[ReportSample]:
-    """Problems of graded difficulty with a mix of statuses, lengths and serving timings."""
+) -> InputFile:
+    """A file of problems of graded difficulty with a mix of statuses, lengths and serving
+    timings, its samples verified as eval leaves them (the same status under both policies)."""
     rng = random.Random(seed)
-    out = []
+    spec = RunSpec(model="test-model", n_samples=n, max_tokens=16384)
+    source = InputFile(Path(f"{task}.jsonl"), TASKS[task], spec=spec)
     for p in range(n_problems):
         skill = (p + 0.5) / n_problems
         gold = str(rng.randint(0, 999))
@@ -64,58 +69,42 @@ def make_samples(
             else:
                 status, pred = "incorrect", str(rng.randint(0, 999))
             ttft = rng.uniform(0.05, 0.5)
-            out.append(
-                ReportSample(
-                    task=task,
-                    problem_id=f"{task}-{p}",
-                    sample_idx=i,
-                    status=status,
-                    gold=gold,
-                    pred=pred,
-                    finish_reason="length" if truncated else "stop",
-                    truncated=truncated,
-                    tokens=tokens,
-                    latency_s=ttft + tokens / rng.uniform(40, 60),
-                    ttft_s=ttft,
-                    endpoint=endpoints[i % len(endpoints)],
-                    prompt=f"Problem {p}: find the value. " + prose(rng, 200),
-                    gen=prose(rng, text_chars // 4) + (f" \\boxed{{{pred}}}" if pred else ""),
-                    reasoning=prose(rng, text_chars),
-                    meta={"subject": rng.choice(["Algebra", "Geometry"]), "level": 1 + p % 5},
-                )
+            latency = ttft + tokens / rng.uniform(40, 60)
+            prompt = f"Problem {p}: find the value. " + prose(rng, 200)
+            texts = Texts(
+                gen=prose(rng, text_chars // 4) + (f" \\boxed{{{pred}}}" if pred else ""),
+                reasoning=prose(rng, text_chars),
+                finish_reason="length" if truncated else "stop",
+                latency_s=latency,
+                ttft_s=ttft,
+                endpoint=endpoints[i % len(endpoints)],
             )
-    return out
+            meta = {"subject": rng.choice(["Algebra", "Geometry"]), "level": 1 + p % 5}
+            pid = f"{task}-{p}"
+            sample = Sample(pid, i, gold, pred, truncated, tokens, meta, texts=texts)
+            sample.status = dict.fromkeys(POLICIES, status)
+            source.samples.append(sample)
+            source.prompts.setdefault(pid, prompt)
+    return source
 
 
-SPEC = {"model": "test-model", "temperature": 0.6, "top_p": 0.95, "max_tokens": 16384, "seed": 0}
+def make_run(label: str = "run", **kwargs: Any) -> Run:
+    """A Run of one synthetic file, scored by eval's own `task_score`."""
+    source = make_file(**kwargs)
+    score = task_score(source, "strict").model_dump()
+    return Run(label, "strict", {source.task.name: source}, {source.task.name: score})
 
 
-def make_run(label: str = "run", **kwargs) -> Run:
-    """A Run of synthetic samples, scored by eval's own `task_score`, with a run spec."""
-    samples = make_samples(**kwargs)
-    run = Run(label=label, samples=samples)
-    for task, problems in run.problems().items():
-        rows = [s for r in problems.values() for s in r]
-        source = InputFile(Path(f"{task}.jsonl"), TASKS[task], [_eval_sample(s) for s in rows])
-        run.scores[task] = task_score(source, "strict").model_dump()
-        run.specs[task] = dict(SPEC, n_samples=kwargs.get("n", 8))
-    return run
-
-
-def _eval_sample(s: ReportSample) -> Sample:
-    sample = Sample(s.problem_id, s.sample_idx, s.gold, s.pred, s.truncated, s.tokens, dict(s.meta))
-    sample.status = {"strict": s.status, "lenient": s.status}
-    return sample
-
-
-def hostile_run(compress_label: str = "run", **kwargs) -> Run:
+def hostile_run(compress_label: str = "run", **kwargs: Any) -> Run:
     """A run whose first problem's id, answers, texts and subject all carry script payloads."""
     run = make_run(compress_label, **kwargs)
-    first = run.samples[0].problem_id
-    run.samples = [
-        replace(s, problem_id=f"evil{HOSTILE}", pred=HOSTILE, gen=f"{HOSTILE} \\boxed{{1}}",
-                reasoning=HOSTILE, prompt=HOSTILE, meta={"subject": HOSTILE, "level": 1})
-        if s.problem_id == first else s
-        for s in run.samples
-    ]  # fmt: skip
+    source = next(iter(run.files.values()))
+    first, evil = source.samples[0].problem_id, f"evil{HOSTILE}"
+    for s in source.samples:
+        if s.problem_id == first:
+            s.problem_id = evil
+            s.pred = HOSTILE
+            s.meta = {"subject": HOSTILE, "level": 1}
+            s.texts = replace(s.texts, gen=f"{HOSTILE} \\boxed{{1}}", reasoning=HOSTILE)
+    source.prompts[evil] = HOSTILE
     return run
