@@ -34,8 +34,6 @@ class InputError(LlmevalError):
     def __init__(self, path: str | Path, message: str, *, line: int | None = None) -> None:
         where = f"{path}:{line}" if line is not None else f"{path}"
         super().__init__(f"{where}: {message}")
-        self.path = Path(path)
-        self.line = line
 
 
 class ServerError(LlmevalError):

@@ -23,10 +23,11 @@ CONTEXT_REJECTED = "context_length"
 
 
 class _Record(BaseModel):
-    """Base of every record: validators are built on first use, not at import (most commands
-    use a few of these models; building them all costs a tenth of a second)."""
+    """Base of every record: unknown fields are ignored; validators are built on first use,
+    not at import (most commands use a few of these models; building them all costs a tenth
+    of a second)."""
 
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 def _to_text(value: Any) -> Any:
@@ -71,8 +72,6 @@ def token_count(value: Any) -> int | None:
 class Usage(_Record):
     """Token counts as the server reported them; one that is not sane reads as absent."""
 
-    model_config = ConfigDict(extra="ignore")
-
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
 
@@ -81,8 +80,6 @@ class Usage(_Record):
 
 class Generation(_Record):
     """One sample: one request, one output line. Keyed by (problem_id, sample_idx)."""
-
-    model_config = ConfigDict(extra="ignore")
 
     problem_id: str
     sample_idx: int = Field(ge=0)
@@ -108,8 +105,6 @@ class Generation(_Record):
 
 class SampleKey(_Record):
     """The fields a resume scan needs; parsing only these keeps the scan cheap."""
-
-    model_config = ConfigDict(extra="ignore")
 
     problem_id: str
     sample_idx: int = Field(ge=0)
@@ -160,8 +155,6 @@ class Verdict(_Record):
 
     No position: generations join verdicts by key, so added samples reuse them.
     """
-
-    model_config = ConfigDict(extra="ignore")
 
     key: str
     status: VerdictStatus
@@ -248,7 +241,8 @@ class TaskScore(_Record):
 
 
 class CacheStats(_Record):
-    """Verdict cache use in one eval: pairs found, pairs verified now, samples needing none."""
+    """Verdict cache use in one eval: distinct pairs found in the cache, verified now, and of
+    those timed out; the cache files."""
 
     hits: int = 0
     new: int = 0

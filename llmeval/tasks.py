@@ -63,12 +63,10 @@ def get_task(name: str) -> Task | None:
 def task_from_filename(path: str | Path) -> Task | None:
     """The task a file name points to: `aime24_bz64.jsonl` -> aime24; None if none fits."""
     stem = Path(path).name.lower()
-    for name in _BY_LENGTH:
-        if re.match(rf"{re.escape(name)}(?![a-z0-9])", stem):
-            return TASKS[name]
-    for name in _BY_LENGTH:  # a name inside the file name, as a whole token
-        if re.search(rf"(?<![a-z0-9]){re.escape(name)}(?![a-z0-9])", stem):
-            return TASKS[name]
+    for find in (re.match, re.search):  # a name opening the file name, else one inside it
+        for name in _BY_LENGTH:
+            if find(rf"(?<![a-z0-9]){re.escape(name)}(?![a-z0-9])", stem):
+                return TASKS[name]
     return None
 
 

@@ -131,10 +131,7 @@ def _file(task: str, samples: list[Sample], statuses: list[str], n: int | None =
     """A read file whose samples carry `statuses` (both policies alike); `n` from a run spec."""
     for sample, status in zip(samples, statuses, strict=True):
         sample.status = {"strict": status, "lenient": status}
-    spec = None
-    if n is not None:
-        spec = RunSpec(model="m", n_samples=n, temperature=0.6, top_p=0.95, max_tokens=9,
-                       seed=0, prompt_template="{problem}")  # fmt: skip
+    spec = None if n is None else RunSpec(model="m", n_samples=n)
     return InputFile(Path(f"{task}_x.jsonl"), TASKS[task], samples, spec=spec)
 
 

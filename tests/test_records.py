@@ -18,17 +18,7 @@ def test_problem_keeps_extra_fields() -> None:
 
 
 def _spec(**kw: object) -> RunSpec:
-    base = dict(
-        model="m",
-        n_samples=4,
-        temperature=0.6,
-        top_p=0.95,
-        max_tokens=100,
-        seed=0,
-        prompt_template="{problem}",
-    )
-    base.update(kw)
-    return RunSpec.model_validate(base)
+    return RunSpec.model_validate({"model": "m", "n_samples": 4, **kw})
 
 
 def test_spec_differences_ignore_n_samples_and_endpoints() -> None:

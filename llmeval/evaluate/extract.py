@@ -63,11 +63,10 @@ def _last_box(text: str, end: int) -> tuple[int, int, str | None] | None:
         if start < 0:
             return None
         after = start + len(cmd)
-        if after < end and text[after].isalpha():  # \boxedsomething is another command
-            end = start
-            hits[cmd] = text.rfind(cmd, 0, end)
-            continue
-        break
+        if after >= end or not text[after].isalpha():
+            break
+        end = start  # \boxedsomething is another command: look before it
+        hits[cmd] = text.rfind(cmd, 0, end)
     rest = text[after:end]
     stripped = rest.lstrip()
     if stripped.startswith("{"):

@@ -86,11 +86,6 @@ class InputFile:
     problems_missing: list[str] = field(default_factory=list)  # asked, but without a sample
     reference_ids: dict[str, str] = field(default_factory=dict)  # id -> the data file's id
 
-    @property
-    def spec_n(self) -> int | None:
-        """The samples per problem the run asked for (None without a run spec)."""
-        return self.spec.n_samples if self.spec else None
-
 
 def _text(value: Any, what: str, path: Path, lineno: int) -> str:
     """A text field as text: numbers (27, 27.0) as text, None and NaN empty."""
@@ -115,12 +110,15 @@ def _tokens(row: dict[str, Any]) -> int | None:
     return token_count(usage.get("completion_tokens")) if isinstance(usage, dict) else None
 
 
-def _keys_hint(row: dict[str, Any]) -> str:
-    """The row's keys, and the flags of the Qwen2.5-Math harness layout when it is that."""
+def _no_field(
+    path: Path, what: str, row: dict[str, Any], advice: str, line: int | None = None
+) -> InputError:
+    """A row lacks a field: the error names the row's keys, the flags of the Qwen2.5-Math
+    harness layout when the row is that, and `advice`."""
     hint = f"the row has: {', '.join(sorted(row)[:20])}"
     if isinstance(row.get("code"), list) and {"gt", "idx"} <= row.keys():
         hint += "; a Qwen2.5-Math harness file: --response-key code --answer-key gt --id-key idx"
-    return hint
+    return InputError(path, f"{what} ({hint}); {advice}", line=line)
 
 
 class _RowReader:
@@ -134,10 +132,8 @@ class _RowReader:
         """The samples of one row: one, or one per output when the response field is a list."""
         key = self.keys.response
         if key not in row:  # (a missing gold: the sample is not graded)
-            raise InputError(
-                self.path,
-                f"no {key!r} field ({_keys_hint(row)}); name it with --response-key",
-                line=lineno,
+            raise _no_field(
+                self.path, f"no {key!r} field", row, "name it with --response-key", lineno
             )
         outputs = row[key] if isinstance(row[key], list) else [row[key]]
         if not outputs:
@@ -180,10 +176,8 @@ class _RowReader:
         """The id under --id-key, else ours or upstream's, else derived from the problem text."""
         if self.keys.id is not None:
             if self.keys.id not in row:
-                raise InputError(
-                    self.path,
-                    f"no {self.keys.id!r} field ({_keys_hint(row)}); see --id-key",
-                    line=lineno,
+                raise _no_field(
+                    self.path, f"no {self.keys.id!r} field", row, "see --id-key", lineno
                 )
             return _text(row[self.keys.id], self.keys.id, self.path, lineno)
         pid = row.get("problem_id", row.get("doc_id"))
@@ -191,11 +185,8 @@ class _RowReader:
             return _text(pid, "problem_id", self.path, lineno)
         text = problem_text(row)
         if text is None:
-            raise InputError(
-                self.path,
-                f"no problem_id, doc_id or prompt ({_keys_hint(row)}); see --id-key",
-                line=lineno,
-            )
+            what = "no problem_id, doc_id or prompt"
+            raise _no_field(self.path, what, row, "see --id-key", lineno)
         return "prompt-" + hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]
 
     def _first_index(self, row: dict[str, Any], pid: str, outputs: int, lineno: int) -> int:
@@ -260,11 +251,8 @@ def read_input(
     if first_row is None:
         raise InputError(path, "no samples in the file (empty)")
     if not any(s.gold for s in result.samples):
-        hint = _keys_hint(first_row)
-        raise InputError(
-            path,
-            f"no row has a gold answer under {keys.answer!r} ({hint}); name it with --answer-key",
-        )
+        what = f"no row has a gold answer under {keys.answer!r}"
+        raise _no_field(path, what, first_row, "name it with --answer-key")
     if rejected:
         log.warning(
             "%s: %d rows are empty samples an older infer wrote when the server refused them for "

@@ -112,7 +112,8 @@ def task_score(source: InputFile, policy: str) -> TaskScore:
     outs = [outcome(s, policy) for s in source.samples if s.status[policy] != "ungraded"]
     groups = group_by_problem(outs)
     by_sample = {(s.problem_id, s.sample_idx): s for s in source.samples}
-    n = max([len(g) for g in groups.values()] + [source.spec_n or 0])
+    asked = source.spec.n_samples if source.spec else 0  # n of the run spec
+    n = max([len(g) for g in groups.values()] + [asked])
     problems = [_problem(pid, g, by_sample, n, policy) for pid, g in groups.items()]
     counts = _counts(outs)
     failed = counts["n_no_answer"] + counts["n_timeout"] + counts["n_error"]

@@ -108,8 +108,7 @@ def print_report(report: ScoreReport) -> None:
             for name in (label, "problems", "accuracy"):
                 table.add_column(name, justify="left" if name == label else "right")
             for name, group in groups.items():
-                acc = _pct_err(group.accuracy, group.stderr)
-                table.add_row(name, str(group.n_problems), acc)
+                table.add_row(name, str(group.n_problems), _pct_err(group.accuracy, group.stderr))
             console.print(table)
     cache = report.cache
     console.print(
