@@ -261,3 +261,30 @@ def test_every_figure_of_the_lenient_policy_uses_its_answers(tmp_path: Path) -> 
     assert (first["status"], first["pred"]) == ("correct", "204")
     assert first["strict"] == {"status": "no_answer", "pred": None}
     assert first["lenient"] == {"status": "correct", "pred": "204"}
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--timeout", "nan"], "--timeout must be positive"),  # NaN passed `<= 0`: no deadline
+        (["--timeout", "0"], "--timeout must be positive"),
+        (["--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m", "--judge-max-tokens", "0"],
+         "--judge-max-tokens must be at least 1"),
+    ],
+)  # fmt: skip
+def test_bad_flags_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    path = write_jsonl(tmp_path / "aime24_f.jsonl", hand_rows())
+    assert main(["eval", str(path), "--no-progress", *flags]) == 2
+    err = capsys.readouterr().err
+    assert f"llmeval eval: error: {message}" in err and "Traceback" not in err
+
+
+def test_a_run_spec_with_input_keys_of_another_version_is_read(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "aime24_k.jsonl", hand_rows())
+    spec = {"model": "m", "n_samples": 4, "input_file": str(DATA_DIR / "aime24.jsonl"),
+            "input_keys": {"question": None, "answer": "answer", "foo": "bar"}}  # fmt: skip
+    Path(f"{path}.spec.json").write_text(json.dumps(spec))
+    code, result = run_eval(tmp_path, str(path))
+    assert code == 0 and result["tasks"][0]["model"] == "m"

@@ -99,6 +99,11 @@ def test_wrong_model_exit_4_with_the_servers_message(tmp_path: Path, capsys) -> 
         (["--extra-body", "[1]"], "--extra-body must be a JSON object"),
         (["--system_prompt_type", "deepseek"], "pass the text with --system-prompt"),
         (["--deadline", "0"], "--deadline must be positive"),
+        (["--timeout", "nan"], "--timeout must be positive"),  # NaN passed `<= 0`
+        (["--deadline", "nan"], "--deadline must be positive"),
+        (["--retry-delay", "nan"], "--retry-delay must be at least 0"),
+        (["--progress-interval", "-1"], "--progress-interval must be positive"),
+        (["--temperature", "nan"], "--temperature"),
     ],
 )
 def test_usage_errors(tmp_path: Path, capsys, flags: list[str], message: str) -> None:

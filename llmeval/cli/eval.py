@@ -73,7 +73,7 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
         raise UsageError("give at least one generation file, folder or glob")
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
-    if args.timeout <= 0:
+    if not args.timeout > 0:  # (NaN too)
         raise UsageError("--timeout must be positive")
     if args.cache and args.no_cache:
         raise UsageError("--cache and --no-cache do not go together")
@@ -88,6 +88,8 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
             raise UsageError("--judge-workers must be at least 1")
         if not args.judge_timeout > 0:
             raise UsageError("--judge-timeout must be positive")
+        if args.judge_max_tokens < 1:
+            raise UsageError("--judge-max-tokens must be at least 1")
         api_key = args.judge_api_key or os.environ.get("LLMEVAL_JUDGE_API_KEY") or None
         judge = JudgeOptions(
             normalize_base_url(args.judge_url),

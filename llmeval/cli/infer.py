@@ -84,15 +84,21 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         raise UsageError(
             "--http was removed: llmeval has one HTTP stack (httpx on aiohttp); drop the flag"
         )
-    least = {"n_samples": 1, "max_workers": 1, "max_retries": 0, "max_reply_bytes": 0}
+    least = {
+        "n_samples": 1,
+        "max_workers": 1,
+        "max_retries": 0,
+        "max_reply_bytes": 0,
+        "retry_delay": 0,
+        "retry_max_delay": 0,
+    }
     for name, minimum in least.items():
-        if getattr(args, name) < minimum:
+        if not getattr(args, name) >= minimum:  # (NaN too)
             flag = "--" + name.replace("_", "-")
             raise UsageError(f"{flag} must be at least {minimum:g}, got {getattr(args, name):g}")
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
-    if args.deadline is not None and args.deadline <= 0:
-        raise UsageError("--deadline must be positive")
+    for name in ("timeout", "deadline", "progress_interval"):
+        if getattr(args, name) is not None and not getattr(args, name) > 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be positive")
     urls = args.base_url or [os.environ.get("LLMEVAL_BASE_URL") or DEFAULT_BASE_URL]
     for url in urls:
         normalize_base_url(url)

@@ -6,6 +6,7 @@ gives the current gold where a problem's rows disagree."""
 from __future__ import annotations
 
 import logging
+from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
 
@@ -28,7 +29,8 @@ def reference_problems(source: InputFile) -> tuple[Path, tuple[Problem, ...]] | 
     the task's data file; None when neither can be read."""
     candidates = []
     if source.spec is not None and source.spec.input_file:
-        named = {k: v for k, v in source.spec.input_keys.items() if v is not None}
+        own = {f.name for f in fields(InputKeys)}  # (another version may have other keys)
+        named = {k: v for k, v in source.spec.input_keys.items() if v is not None and k in own}
         candidates.append((Path(source.spec.input_file), InputKeys(**named)))
     candidates.append((source.task.data_file, InputKeys()))
     for path, keys in candidates:
