@@ -75,13 +75,14 @@ def read_models(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:
             yield lineno, record
 
 
-def read_dicts(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Stream JSON objects from a JSONL file as (line number, dict); same rules as read_models."""
+def read_dicts(path: str | Path, skip_torn: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Stream JSON objects from a JSONL file as (line number, dict); same rules as read_models
+    (without `skip_torn`, a torn last line is a bad line like any other)."""
     for lineno, body, unterminated in iter_lines(path):
         try:
             value = loads_text(body)
         except (ValueError, UnicodeDecodeError) as exc:
-            if unterminated:
+            if unterminated and skip_torn:
                 _warn_torn(path, lineno)
                 return
             raise InputError(path, f"not valid JSON ({exc})", line=lineno) from None
