@@ -99,6 +99,7 @@ def test_wrong_model_exit_4_with_the_servers_message(tmp_path: Path, capsys) -> 
         (["--extra-body", "[1]"], "--extra-body must be a JSON object"),
         (["--system_prompt_type", "deepseek"], "pass the text with --system-prompt"),
         (["--deadline", "0"], "--deadline must be positive"),
+        (["--timeout", "-1"], "--timeout must be positive"),
     ],
 )
 def test_usage_errors(tmp_path: Path, capsys, flags: list[str], message: str) -> None:
