@@ -6,23 +6,18 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import re
 import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO
 
 import pydantic_core
 from pydantic import BaseModel
 
 from llmeval.errors import InputError, OutputError
-
-log = logging.getLogger("llmeval")
-
-M = TypeVar("M", bound=BaseModel)
 
 
 def open_regular(path: str | Path, flags: int = os.O_RDONLY) -> int:
@@ -87,20 +82,18 @@ def atomic_file(path: str | Path) -> Iterator[BinaryIO]:
         raise
 
 
-def write_json_atomic(
-    path: str | Path, data: BaseModel | dict[str, Any] | list[Any], indent: int | None = 2
-) -> None:
-    """Write JSON to `path` whole or not at all (`atomic_file`); lone surrogates (from a file
-    name that is not UTF-8) are written as U+FFFD."""
+def write_json_atomic(path: str | Path, data: BaseModel | dict[str, Any] | list[Any]) -> None:
+    """Write JSON to `path`, indented, whole or not at all (`atomic_file`); lone surrogates
+    (from a file name that is not UTF-8) are written as U+FFFD."""
     try:
         if isinstance(data, BaseModel):
-            text = data.model_dump_json(indent=indent)
+            text = data.model_dump_json(indent=2)
         else:
-            text = json.dumps(data, indent=indent, ensure_ascii=False)
+            text = json.dumps(data, indent=2, ensure_ascii=False)
         raw = text.encode()
     except (pydantic_core.PydanticSerializationError, UnicodeEncodeError):
         data = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
-        raw = json.dumps(replace_surrogates(data), indent=indent, ensure_ascii=False).encode()
+        raw = json.dumps(replace_surrogates(data), indent=2, ensure_ascii=False).encode()
     with atomic_file(path) as handle:
         handle.write(raw + b"\n")
 

@@ -75,13 +75,14 @@ def read_models(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:
             yield lineno, record
 
 
-def read_dicts(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Stream JSON objects from a JSONL file as (line number, dict); same rules as read_models."""
+def read_dicts(path: str | Path, skip_torn: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Stream JSON objects from a JSONL file as (line number, dict); same rules as read_models
+    (without `skip_torn`, a torn last line is a bad line like any other)."""
     for lineno, body, unterminated in iter_lines(path):
         try:
             value = loads_text(body)
         except (ValueError, UnicodeDecodeError) as exc:
-            if unterminated:
+            if unterminated and skip_torn:
                 _warn_torn(path, lineno)
                 return
             raise InputError(path, f"not valid JSON ({exc})", line=lineno) from None
@@ -156,24 +157,21 @@ class JsonlAppender:
         self.path, self.exclusive = Path(path), exclusive
         self._whole = False  # the tail was checked (exclusive: nobody else appends)
         self._created = not self.path.exists()
-        self._fd = -1
-        while self._fd < 0:
+        while True:
             self._fd = open_regular(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
             if not exclusive:
                 break
             try:
                 fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                held = os.fstat(self._fd).st_nlink > 0  # else a run that wrote nothing removed it
             except BlockingIOError:
-                held = None
-            if not held:
                 os.close(self._fd)
-                self._fd = -1
-            if held is None:
                 raise UsageError(
                     f"another llmeval infer is writing {self.path}; wait for it or use another "
                     "--output"
-                )
+                ) from None
+            if os.fstat(self._fd).st_nlink > 0:
+                break
+            os.close(self._fd)  # a run that wrote nothing removed the file meanwhile: reopen
 
     def write(self, record: BaseModel) -> None:
         """Append `record` as one JSON line."""

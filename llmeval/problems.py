@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from llmeval.errors import InputError
-from llmeval.jsonl import iter_lines, loads_text
+from llmeval.jsonl import read_dicts
 from llmeval.records import Problem
 from llmeval.tasks import render_prompt
 
@@ -74,13 +74,7 @@ def load_problems(path: str | Path, keys: InputKeys | None = None) -> list[Probl
     path, keys = Path(path), keys or InputKeys()
     problems: list[Problem] = []
     first_line: dict[str, int] = {}
-    for line, body, _ in iter_lines(path):
-        try:
-            row = loads_text(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise InputError(path, f"not valid JSON ({exc})", line=line) from None
-        if not isinstance(row, dict):
-            raise InputError(path, f"expected a JSON object, got {type(row).__name__}", line=line)
+    for line, row in read_dicts(path, skip_torn=False):  # nobody appends to an input
         problem = parse_row(row, keys, path, line)
         if problem.id in first_line:
             also = f"also on line {first_line[problem.id]}"

@@ -104,6 +104,7 @@ def test_wrong_model_exit_4_with_the_servers_message(tmp_path: Path, capsys) -> 
         (["--retry-delay", "nan"], "--retry-delay must be at least 0"),
         (["--progress-interval", "-1"], "--progress-interval must be positive"),
         (["--temperature", "nan"], "--temperature"),
+        (["--timeout", "-1"], "--timeout must be positive"),
     ],
 )
 def test_usage_errors(tmp_path: Path, capsys, flags: list[str], message: str) -> None:

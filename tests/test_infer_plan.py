@@ -79,6 +79,8 @@ def test_custom_keys(tmp_path: Path) -> None:
     ("lines", "message"),
     [
         ('{"id": "a", "problem": "q", "answer": "1"}\n{oops\n', r"x\.jsonl:2: not valid JSON"),
+        # an input is nobody's append target: a cut last line is an error, not skipped as torn
+        ('{"id": "a", "problem": "q", "answer": "1"}\n{"id": "b", "pro', r"x\.jsonl:2: not valid"),
         ('{"id": "a", "answer": "1"}\n', r"x\.jsonl:1: missing key 'problem' \(or 'prompt'\)"),
         ('{"id": "a", "problem": "q"}\n', r"x\.jsonl:1: missing key 'answer'"),
         ("[1, 2]\n", r"x\.jsonl:1: expected a JSON object"),

@@ -8,7 +8,6 @@ import time
 import pytest
 
 from llmeval.infer.tally import (
-    Snapshot,
     Tally,
     client_bound_hint,
     counters,
@@ -19,10 +18,8 @@ from llmeval.infer.tally import (
 
 
 def test_plain_progress_line() -> None:
-    snap = Snapshot(
-        done=50, total=200, failed=2, tokens=10_000, in_flight=8, retries=3, elapsed=10, cpu=4.5
-    )
-    line = counters(snap)
+    tally = Tally(total=200, written=50, failed=2, tokens=10_000)
+    line = counters(tally, in_flight=8, retries=3, elapsed=10, cpu=4.5)
     assert line.startswith("5.0 samples/s 1,000 tok/s in flight 8")
     assert "retries 3 failed 2 ETA 0:00:29 cpu 45%" in line
 

@@ -6,16 +6,15 @@ import argparse
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from llmeval.client.endpoints import ClientConfig, normalize_base_url
 from llmeval.errors import UsageError
+from llmeval.infer.options import InferOptions
+from llmeval.problems import InputKeys
 from llmeval.sampling import Sampling
 from llmeval.tasks import MATH_TEMPLATE, get_task, task_from_filename
-
-if TYPE_CHECKING:  # imported when infer runs: other commands need not load httpx and asyncio
-    from llmeval.infer.options import InferOptions
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 
@@ -76,10 +75,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def options_from_args(args: argparse.Namespace) -> InferOptions:
     """Check the flags and build `InferOptions`."""
-    from llmeval.client.endpoints import ClientConfig, normalize_base_url
-    from llmeval.infer.options import InferOptions
-    from llmeval.problems import InputKeys
-
     if args.http is not None:
         raise UsageError(
             "--http was removed: llmeval has one HTTP stack (httpx on aiohttp); drop the flag"
@@ -181,6 +176,6 @@ def _extra_body(flag: str | None, enable_thinking: bool) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     """Run `infer`; exit 0 complete, 3 some failed, 2 usage/input, 4 server, 130 interrupted."""
-    from llmeval.infer.run import run_infer
+    from llmeval.infer.run import run_infer  # (httpx and asyncio: loaded only when infer runs)
 
     return run_infer(options_from_args(args))

@@ -73,10 +73,8 @@ def build_body(
     return json.dumps(body | sampling.extra_body, ensure_ascii=False).encode()
 
 
-def clean_text(text: str | None) -> str | None:
+def clean_text(text: str) -> str:
     """Text safe to store: valid surrogate pairs joined, lone surrogates replaced by U+FFFD."""
-    if not text:
-        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -181,9 +179,7 @@ def parse_completion(raw: bytes, cut: bool = False) -> Reply:
     except (ValueError, KeyError, TypeError, AttributeError, StopIteration) as exc:
         raise MalformedResponse(f"malformed completion ({type(exc).__name__}: {exc})") from None
     finish = "length" if cut else choice.get("finish_reason")
-    reply = Reply(
-        clean_text(text) or "", clean_text(reasoning) or None, cut_by=CUT if cut else None
-    )
+    reply = Reply(clean_text(text), clean_text(reasoning) or None, cut_by=CUT if cut else None)
     reply.finish_reason = None if finish is None else str(finish)
     _usage_into(reply, data.get("usage"))
     return reply
@@ -272,7 +268,7 @@ class StreamParser:
         elif self.reply.finish_reason is None:
             cut = "before its finish" if not self.done else "without a finish_reason"
             raise MalformedResponse(f"stream ended {cut}")
-        self.reply.text = clean_text("".join(self._text)) or ""
+        self.reply.text = clean_text("".join(self._text))
         if self._reasoning:
             self.reply.reasoning = clean_text("".join(self._reasoning))
         return self.reply

@@ -1,6 +1,6 @@
 """Resuming an output file: the done (problem, sample) pairs and the run spec (the output
 itself is locked by its `JsonlAppender`). File I/O only; what to request next is planned by
-the pure `infer.plan`.
+the pure `infer.run.plan`.
 """
 
 from __future__ import annotations

@@ -21,9 +21,9 @@ from llmeval.files import make_folder, write_json_atomic
 from llmeval.infer.options import InferOptions
 from llmeval.infer.resume import check_spec, done_keys, spec_path
 from llmeval.infer.tally import (
-    Snapshot,
     Tally,
     client_bound_hint,
+    counters,
     print_summary,
     show_progress,
     stopwatch,
@@ -109,20 +109,15 @@ def run_infer(opts: InferOptions) -> int:
                 opts.n_samples,
                 len(problems) * opts.n_samples,
             )
-        tally = Tally(total=count_missing(problems, opts.n_samples, done))
-        jobs = plan(problems, opts.n_samples, done, opts.sampling.seed)
-        return asyncio.run(_run(opts, problems, appender, done, jobs, tally))
+        return asyncio.run(_run(opts, problems, appender, done))
 
 
 async def _run(
-    opts: InferOptions,
-    problems: list[Problem],
-    appender: JsonlAppender,
-    done: set[tuple[str, int]],
-    jobs: Iterator[Job],
-    tally: Tally,
+    opts: InferOptions, problems: list[Problem], appender: JsonlAppender, done: set[tuple[str, int]]
 ) -> int:
     output = appender.path
+    tally = Tally(total=count_missing(problems, opts.n_samples, done))
+    jobs = plan(problems, opts.n_samples, done, opts.sampling.seed)
     async with ChatClient(opts.client) as client:
         model = await client.resolve_model(opts.model)
         spec = build_spec(opts, model, [ep.url for ep in client.endpoints])
@@ -141,21 +136,12 @@ async def _run(
             print_summary(tally, output, 0.0)
             return EXIT_OK
         elapsed, cpu = stopwatch(), stopwatch(time.process_time)
+
+        def info() -> str:
+            return counters(tally, client.in_flight, client.retries, elapsed(), cpu())
+
         shown = asyncio.create_task(
-            show_progress(
-                lambda: Snapshot(
-                    tally.written,
-                    tally.total,
-                    tally.failed,
-                    tally.tokens,
-                    client.in_flight,
-                    client.retries,
-                    elapsed(),
-                    cpu(),
-                ),
-                opts.progress,
-                opts.progress_interval,
-            )
+            show_progress(tally, info, opts.progress, opts.progress_interval)
         )
 
         def write(line: bytes) -> None:  # the spec and a torn tail wait for the first line

@@ -33,35 +33,22 @@ class Tally:
     interrupted: bool = False
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """Counters at one instant."""
-
-    done: int
-    total: int
-    failed: int
-    tokens: int
-    in_flight: int
-    retries: int
-    elapsed: float
-    cpu: float = 0.0  # CPU seconds this process used over `elapsed`
-
-
 def cpu_share(cpu_s: float, wall_s: float) -> float:
     """The fraction of one CPU core used: CPU seconds over wall seconds."""
     return cpu_s / wall_s if wall_s > 0 else 0.0
 
 
-def counters(snap: Snapshot) -> str:
-    """The run's rates and counters after its done/total, for the progress display."""
-    elapsed = max(snap.elapsed, 1e-9)
-    per_s = snap.done / elapsed
-    left = snap.total - snap.done - snap.failed
+def counters(tally: Tally, in_flight: int, retries: int, elapsed: float, cpu: float) -> str:
+    """The run's rates and counters after its written/total, for the progress display (`cpu`:
+    the CPU seconds this process used over `elapsed`)."""
+    wall = max(elapsed, 1e-9)
+    per_s = tally.written / wall
+    left = tally.total - tally.written - tally.failed
     eta = timedelta(seconds=int(left / per_s)) if per_s > 0 else "?"  # H:MM:SS
     return (
-        f"{per_s:.1f} samples/s {snap.tokens / elapsed:,.0f} tok/s in flight {snap.in_flight} "
-        f"retries {snap.retries} failed {snap.failed} ETA {eta} "
-        f"cpu {cpu_share(snap.cpu, snap.elapsed):.0%}"
+        f"{per_s:.1f} samples/s {tally.tokens / wall:,.0f} tok/s in flight {in_flight} "
+        f"retries {retries} failed {tally.failed} ETA {eta} "
+        f"cpu {cpu_share(cpu, elapsed):.0%}"
     )
 
 
@@ -82,19 +69,17 @@ def client_bound_hint(cpu_s: float, wall_s: float, stream: bool) -> str | None:
 
 
 async def show_progress(
-    snapshot: Callable[[], Snapshot], live: bool | None, interval: float
+    tally: Tally, info: Callable[[], str], live: bool | None, interval: float
 ) -> None:
-    """Show `snapshot()` until cancelled, 4 times a second (a plain line every `interval` s),
-    and once more at the end."""
+    """Show the tally's written/total and `info()` until cancelled, 4 times a second (a plain
+    line every `interval` s), and once more at the end."""
     shown = Progress("infer", live, interval)
     try:
         while True:
-            snap = snapshot()
-            shown.update(snap.done, snap.total, counters(snap))
+            shown.update(tally.written, tally.total, info())
             await asyncio.sleep(0.25)
     finally:
-        snap = snapshot()
-        shown.update(snap.done, snap.total, counters(snap))
+        shown.update(tally.written, tally.total, info())
         shown.close()
 
 
