@@ -298,6 +298,40 @@ ROWS = [
         NO,
         "WRONG: another entry",
     ),
+    # --- a QA round: golds read in part, time-shaped golds, congruences, names -------------
+    ("8:34 p.m.", "8", S, NO, "WRONG: a time with p.m. was handed on as a ratio, read as 8"),
+    ("10:05", "2", S, NO, "WRONG: 10:05 is a time (a leading zero), not the ratio 2"),
+    ("6:30", "0.2", S, NO, "WRONG: 6:30 is a time (a ratio is in lowest terms)"),
+    ("8:34 p.m.", "20:34", S, OK, "the same time"),
+    ("3 M_\\odot", "3", S, NO, "WRONG: a gold the LaTeX parser missed became its first number"),
+    ("\\sim 10^{3}", "10", S, NO, "WRONG: the same, `\\sim` read as nothing but 10"),
+    ("\\sim 10^{3}", "1000", S, OK, "approximately a thousand"),
+    ("3.2", "\\approx 3.2", S, OK, "an approximate answer's value"),
+    (
+        "\\frac{dM}{dt} = 10^{5} \\frac{L_\\odot}{0.007 c^2 M_\\odot^6} M^6",
+        "10",
+        S,
+        NO,
+        "WRONG: an unbraced subscript command made the gold unreadable, then 10",
+    ),
+    (
+        "\\frac{dM}{dt} = 10^{5} \\frac{L_\\odot}{0.007 c^2 M_\\odot^6} M^6",
+        "\\frac{dM}{dt} = 10^{5} \\frac{L_{\\odot}}{0.007 c^{2} M_{\\odot}^{6}} M^{6}",
+        S,
+        OK,
+        "the subscript braced or not",
+    ),
+    ("a \\equiv 3 \\pmod 5", "5", S, NO, "WRONG: a congruence gold was read as its modulus"),
+    ("a \\equiv 3 \\pmod 5", "a \\equiv 3 \\pmod{5}", S, OK, "the same congruence"),
+    ("x \\equiv 3 \\ (\\text{mod } 5)", "3", S, OK, "the residue alone"),
+    ("x \\equiv 3 \\ (\\text{mod } 5)", "x \\equiv 3 \\pmod{7}", S, NO, "WRONG: another modulus"),
+    ("3 \\pmod{5}", "8", S, NO, "WRONG: another residue (congruent, but not the one asked)"),
+    ("f(x)=2x+3", "x=2x+3", S, NO, "WRONG: the function's argument is no name for it"),
+    ("f(x)=2x+3", "f(y)=2x+3", S, NO, "WRONG: another argument"),
+    ("f(x)=2x+3", "g(x)=2x+3", S, OK, "the function renamed, same argument"),
+    ("f'(x) = 2x", "f(x) = 2x", S, NO, "WRONG: a derivative is not its function"),
+    ("f'(x) = 2x", "f'(x)=2x", S, OK, "the same derivative"),
+    ("A'", "A", S, NO, "WRONG: a primed point is another point"),
 ]
 
 
@@ -317,6 +351,9 @@ LENIENT_ROWS = [
     ("total: 1,234 apples", True, "1234"),
     ("the answer is", True, None),
     ("Therefore the final answer is \\(2\\sqrt{3}\\).", True, "2\\sqrt{3}"),
+    ("The answer is $x = 5$ or $x = -5$.", True, "x = 5, x = -5"),  # was `x = 5`: a set's part
+    ("The answer is $5$, and it is odd.", True, "5"),
+    ("Final Answer: 8:34 p.m. I hope it is correct.", True, "8:34 p.m"),  # was `8:34 p`
 ]
 
 MB = 1_000_000
@@ -359,6 +396,8 @@ HOSTILE = {
     "times": "1:00" * (MB // 4),
     "relations": "a>" * (MB // 2),
     "named parts": "a=1," * (MB // 4),
+    "primes": "a'" * (MB // 2),
+    "subscript commands": "x_\\a" * (MB // 4),
 }
 SHAPED_GOLDS = ("12:00", "E", "SRMC=LRMC", "\\{x \\mid x = 3k\\}", "b > a > c")
 

@@ -137,9 +137,12 @@ _ANCHOR = re.compile(
     r"|####"
 )
 _BOLD_END = re.compile(r"\*\*\s*+\$?\s*+(-?\d[\d,]*+(?:\.\d++)?)\s*+\$?\s*+\*\*[\s.]*+$")
-_MATH_SPAN = re.compile(r"\$\$?([^$]{1,1000})\$|\\\(([^\n]{1,1000}?)\\\)")
-# a period ends the sentence unless it is a decimal point (`42. I hope it is correct.`)
-_SENTENCE_END = re.compile(r"\.(?!\d)|\s(?:because|since|which|so|as)\s")
+_SPAN = r"\$\$?([^$]{1,1000})\$|\\\(([^\n]{1,1000}?)\\\)"
+_MATH_SPAN = re.compile(_SPAN)
+_NEXT_SPAN = re.compile(r"[ \t]*+(?:,|or|and)[ \t]*+(?:" + _SPAN + ")")  # `$5$ or $-5$`
+# a period ends the sentence unless it is a decimal point (`42. I hope it is correct.`) or the
+# first of `8:34 p.m.`
+_SENTENCE_END = re.compile(r"(?<!\d[apAP])(?<!\d [apAP])\.(?!\d)|\s(?:because|since|which|so|as)\s")
 # the published harnesses' last number (Qwen2.5-Math's parser), read with commas dropped
 _NUMBER = re.compile(r"-?\d*\.?\d+")
 
@@ -148,10 +151,10 @@ def extract_anchored(
     gen: str, reasoning: str | None = None, starts_in_think: bool = False
 ) -> str | None:
     """The answer of a finished output with no box (the lenient policy): what follows the last
-    "the (final) answer is", "Final Answer:", "Answer:" or "####" (a math span, else the rest
-    of the line up to the sentence's end), or a bold number ending the output, else the last
-    number of the text, as the published harnesses read it. The caller passes only outputs
-    that were not cut off."""
+    "the (final) answer is", "Final Answer:", "Answer:" or "####" (a math span and those joined
+    to it by a comma, "or", "and", else the rest of the line up to the sentence's end), or a
+    bold number ending the output, else the last number of the text, as the published
+    harnesses read it. The caller passes only outputs that were not cut off."""
     text = response_text(gen, reasoning, starts_in_think)
     if not text:
         return None
@@ -170,8 +173,11 @@ def extract_anchored(
     rest = text[last.end() :].lstrip(" \t:*")
     line = (rest if rest.startswith("$$") else rest.split("\n", 1)[0])[:2000]
     span = _MATH_SPAN.match(line)
-    if span:
-        answer = span.group(1) or span.group(2)
+    if span:  # and the spans joined to it: `$x = 5$ or $x = -5$` is both
+        spans = [span]
+        while next_span := _NEXT_SPAN.match(line, spans[-1].end()):
+            spans.append(next_span)
+        answer = ", ".join(s.group(1) or s.group(2) for s in spans)
     else:
         cut = _SENTENCE_END.search(line)
         answer = line[: cut.start()] if cut else line

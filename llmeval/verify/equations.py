@@ -32,12 +32,25 @@ def _rhs_pair(gold: Any, answer: Any) -> tuple[Any, Any]:
     (`x = 1` against `y = 1` stays math-verify's: two different unknowns)."""
     if not (isinstance(gold, Eq) and isinstance(answer, Eq)):
         return gold, answer
-    lhs = (gold.lhs, answer.lhs)
-    if all(isinstance(s, Symbol) or _names_function(s) for s in lhs) and (
-        lhs[0] == lhs[1] or any(_names_function(s) for s in lhs)
-    ):
-        return gold.rhs, answer.rhs
-    return gold, answer
+    return (gold.rhs, answer.rhs) if _same_name(gold.lhs, answer.lhs) else (gold, answer)
+
+
+def _same_name(gold: Any, answer: Any) -> bool:
+    """Whether two left sides name one thing: equal, or a function (`f(x)`) and a dependent
+    variable (`y`, not its argument `x`), or a function renamed with the same arguments (`g(x)`);
+    a derivative (`f'(x)`, a name with a prime) is never its function."""
+    sides = (gold, answer)
+    if gold == answer:
+        return True
+    if not all(isinstance(s, Symbol) or _names_function(s) for s in sides):
+        return False
+    functions = [s for s in sides if _names_function(s)]
+    if not functions or any("prime" in str(s.func if _names_function(s) else s) for s in sides):
+        return False
+    if len(functions) == 2:
+        return bool(gold.args == answer.args)
+    variable = answer if functions[0] is gold else gold
+    return variable not in functions[0].args
 
 
 def prepare(gold_parsed: list[Any], answer_parsed: list[Any]) -> tuple[list[Any], list[Any]]:

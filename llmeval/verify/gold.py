@@ -83,7 +83,10 @@ _E_SUBSCRIPT = re.compile(r"(?<![\\\w])(?<!\\mathcal\{)([Ee])(?=\s*+_)")
 _SUB_TEXT = re.compile(
     r"_\s*+\{\s*+\\(?:text|mathrm|textrm|rm|mathit)\s*+\{\s*+([A-Za-z0-9]{1,20})\s*+\}\s*+\}"
 )
-_SUB_COMMAND = re.compile(r"_\s*+\{\s*+\\([A-Za-z]{1,20})\s*+\}")
+_SUB_COMMAND = re.compile(r"_\s*+(?:\{\s*+\\([A-Za-z]{1,20})\s*+\}|\\([A-Za-z]{1,20})(?![A-Za-z]))")
+# math-verify drops primes (`f'(x)` reads as f(x), `y'` as y): a prime is part of the name
+_PRIME = re.compile(r"(?<![\\A-Za-z])([A-Za-z])('{1,3})(?![_'])")
+_APPROX = re.compile(r"^\s*+\\(?:approx|sim|simeq)(?![A-Za-z])\s*+")
 _DIGIT_I = re.compile(r"(?<=\d)i(?![A-Za-z])")
 # `\gamma-1` would be the gamma function of -1 (zoo): a lone \gamma is a symbol
 _GAMMA = re.compile(r"\\gamma(?![A-Za-z])(?!\s*+(?:\(|\\left))")
@@ -109,9 +112,11 @@ SHARED_RULES: list[tuple[str, str, str]] = [
     ),
     (
         "text or command in a subscript",
-        "\\lambda_{\\text{red}}, m_{\\max }",
-        "\\lambda_{red}, m_{max}",
+        "\\lambda_{\\text{red}}, m_{\\max }, L_\\odot",
+        "\\lambda_{red}, m_{max}, L_{odot}",
     ),
+    ("a prime is part of the name (math-verify drops it)", "f'(x) = 2x", "f_{prime}(x) = 2x"),
+    ("approximately: the value", "\\approx 3.2", "3.2"),
     ("digit then i: a standalone i (math-verify's complex test)", "6-5i", "6-5 i"),
     ("Euler's e in \\text{} or \\mathrm{}", "\\mathrm{e}^{-t/\\tau}", "e^{-t/\\tau}"),
     ("digit groups split by a space or thin space", "1 000 000", "1000000"),
@@ -142,7 +147,11 @@ def shared_spelling(text: str) -> str:
         # callbacks, not `\\1` templates: cheaper per match on hostile inputs
         text = _E_SUBSCRIPT.sub(lambda m: "\\mathcal{" + m.group(1) + "}", text)
         text = _SUB_TEXT.sub(lambda m: "_{" + m.group(1) + "}", text)
-        text = _SUB_COMMAND.sub(lambda m: "_{" + m.group(1) + "}", text)
+        text = _SUB_COMMAND.sub(lambda m: "_{" + (m.group(1) or m.group(2)) + "}", text)
+    if "'" in text:
+        text = _PRIME.sub(lambda m: m.group(1) + "_{" + "prime" * len(m.group(2)) + "}", text)
+    if "\\" in text:
+        text = _APPROX.sub("", text)
     if "e" in text and "\\" in text:
         text = _EULER.sub("e", text)
     if "\\" in text and "{" in text:

@@ -1,5 +1,6 @@
 """Answer shapes decided on the text, before math-verify reads a colon as a ratio or a word as a
-product of letters: times of day, one-letter golds, words, set-builder sets and orderings.
+product of letters: times of day, one-letter golds, words, set-builder sets, orderings and
+congruences.
 
 `shape_status(gold, answer, same)` gives the verdict when the gold has one of these shapes (the
 answer then must have it too), else None. Golds are trusted; answers are hostile: the text is
@@ -8,6 +9,7 @@ read only when short, by linear-time rules. `RULES` is the documented table (eac
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -36,6 +38,8 @@ RULES: list[tuple[str, str, str, str]] = [
     ("a set-builder set compares as written", "\\{x \\mid x = 3k\\}", "3", "incorrect"),
     ("an ordering equals its items listed in order", "b > a > c", "b, a, c", "correct"),
     ("an ordering listed in another order", "b > a > c", "a, b, c", "incorrect"),
+    ("a congruence: the residue, and the modulus if given", "a \\equiv 3 \\pmod 5", "3", "correct"),
+    ("a congruence modulo another number", "3 \\pmod{5}", "x \\equiv 3 \\pmod{7}", "incorrect"),
 ]
 
 Same = Callable[[str, str], bool]  # whether an answer part equals a gold part (the verifier)
@@ -51,6 +55,8 @@ _OTHER_OPTION = re.compile(r"\([A-Z]\)|(?<![A-Za-z])[A-J](?![A-Za-z])")
 _WORDS = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*")
 _RELATION = re.compile(r"\\gt\b|\\lt\b|>|<")
 _DIRECTION = {">": ">", "\\gt": ">", "<": "<", "\\lt": "<"}
+# `\pmod{5}`, `\pmod 5`, `\bmod 5`, `(\text{mod } 5)`, `(mod 5)` ending the text (after `_plain`)
+_MODULUS = re.compile(r"(?:\\[pb]?mod|\(\s*mod)\s*\{?\s*(\d{1,18})\s*\}?\s*\)?$")
 
 
 def _plain(text: str) -> str | None:
@@ -155,10 +161,37 @@ def shape_status(gold: str, answer: str, same: Same) -> VerdictStatus | None:
         if expected is None:
             continue
         got = read_answer(answer_text)
-        if got is None and read_gold is _time:
+        if got is None and read_gold is _time and _may_be_ratio(gold_text):
             return None  # `1:20` against `\frac{1}{20}`: a ratio after all
         return "correct" if got == expected else "incorrect"
-    return None
+    return _congruence(gold_text, answer_text, same)
+
+
+def _may_be_ratio(text: str) -> bool:
+    """A time-shaped gold that may be a ratio: `h:mm` in lowest terms, no leading zero, no
+    seconds or a.m./p.m. (`1:20`; never `6:30`, `10:05` or `8:34 p.m.`)."""
+    match = re.fullmatch(r"(\d{1,2}):([1-9]\d?)", text.replace("{", "").replace("}", ""))
+    return match is not None and math.gcd(int(match[1]), int(match[2])) == 1
+
+
+def _congruence(gold: str, answer: str, same: Same) -> VerdictStatus | None:
+    """A congruence gold (`a \\equiv 3 \\pmod{5}`, `3 \\pmod 5`): the answer's residue equals
+    the gold's and its modulus, if it gives one, is the gold's; None for other golds."""
+    expected = _residue_modulus(gold)
+    if expected is None:
+        return None
+    got = _residue_modulus(answer) or (answer.split("\\equiv")[-1].strip(), None)
+    right = same(expected[0], got[0]) and (got[1] is None or got[1] == expected[1])
+    return "correct" if right else "incorrect"
+
+
+def _residue_modulus(text: str) -> tuple[str, str] | None:
+    """`x \\equiv 3 (mod 5)` -> ('3', '5'); None without a modulus."""
+    match = _MODULUS.search(text)
+    if match is None:
+        return None
+    residue = text[: match.start()].split("\\equiv")[-1].strip().rstrip("\\").strip()
+    return (residue, match[1]) if residue else None
 
 
 def _one_letter(text: str) -> str | None:

@@ -28,7 +28,7 @@ from llmeval.tasks import AnswerKind
 Policy = Literal["strict", "lenient"]
 POLICIES: tuple[Policy, ...] = ("strict", "lenient")
 # Bump when anything below changes a verdict: every cached verdict of that policy then misses.
-POLICY_IDS = {"strict": "strict-last-box-v4", "lenient": "lenient-anchor-approx-v3"}
+POLICY_IDS = {"strict": "strict-last-box-v5", "lenient": "lenient-anchor-approx-v4"}
 GOLD_UNPARSED = "gold unparsed"
 # math-verify's comparison options, fixed (its defaults, written out so they cannot drift).
 FLOAT_ROUNDING = 6
@@ -116,16 +116,21 @@ def _math_verify() -> Any:
 
 @lru_cache(maxsize=4096)
 def parse_gold(gold: str) -> list[Any]:
-    """The gold answer normalised (`gold.py`) and parsed once (LaTeX, then plain expressions,
-    whose parser is Python's `eval`: trusted text only); [] when empty or unreadable."""
+    """The gold answer normalised (`gold.py`) and parsed once: as LaTeX, else as a plain
+    expression (whose parser is Python's `eval`: trusted text only) when that reads the whole
+    gold, never a number picked out of it; [] when empty or unreadable."""
     from llmeval.verify.gold import normalize_gold
 
     latex = normalize_gold(gold)
     if latex is None:
         return []
     mv = _math_verify()
-    configs = [mv.LatexExtractionConfig(), mv.ExprExtractionConfig()]
-    return mv.parse(latex, configs, parsing_timeout=None)
+    parsed = mv.parse(latex, [mv.LatexExtractionConfig()], parsing_timeout=None)
+    if len(parsed) > 1:  # [expression, text]; [text] alone: LaTeX it could not read
+        return parsed
+    plain = mv.parse(latex, [mv.ExprExtractionConfig()], parsing_timeout=None)
+    whole = "".join(latex.strip("$").split())
+    return plain if plain and "".join(str(plain[-1]).split()) == whole else []
 
 
 def parse_answer(answer: str) -> list[Any]:
@@ -160,10 +165,6 @@ def verify(
     quick = quick_status(kind, gold, answer)
     if quick is not None:
         return quick, None, None
-    gold_parsed = parse_gold(gold)
-    if not gold_parsed:  # counted and named by eval; never silently wrong
-        same = "".join(gold.split()) == "".join(answer.split())
-        return ("correct" if same else "incorrect"), None, GOLD_UNPARSED
     from llmeval.verify.answer import normalize_answer
     from llmeval.verify.gold import normalize_gold
     from llmeval.verify.lenient import approx_equal
@@ -171,12 +172,17 @@ def verify(
     from llmeval.verify.matching import first_expr
     from llmeval.verify.shapes import shape_status
 
-    normalized = normalize_answer(answer, gold)
-    shaped = shape_status(gold, answer, _same) or list_status(
-        normalize_gold(gold) or "", normalized, _same
-    )
+    shaped = shape_status(gold, answer, _same)  # read on the text: times, letters, words, ...
     if shaped is not None:
         return shaped, None, None
+    gold_parsed = parse_gold(gold)
+    if not gold_parsed:  # counted and named by eval; never silently wrong
+        same = "".join(gold.split()) == "".join(answer.split())
+        return ("correct" if same else "incorrect"), None, GOLD_UNPARSED
+    normalized = normalize_answer(answer, gold)
+    listed = list_status(normalize_gold(gold) or "", normalized, _same)
+    if listed is not None:
+        return listed, None, None
     if _equal(gold_parsed, parse_answer(normalized)):
         return "correct", None, None
     gold_value = first_expr(gold_parsed)
