@@ -61,8 +61,11 @@ def make_folder(path: str | Path) -> None:
 def atomic_file(path: str | Path) -> Iterator[BinaryIO]:
     """A file written whole or not at all: a temporary file beside `path` (its folder made if
     missing), synced and renamed over it when the block ends without error (an earlier file
-    stays otherwise)."""
-    path = Path(path)
+    stays otherwise). Through a symlink its target is written; a folder, pipe or device there is
+    refused, never replaced."""
+    given, path = Path(path), Path(os.path.realpath(path))
+    if given.exists() and not given.is_file():
+        raise OutputError(f"{given}: not a regular file (a folder, pipe or device); not replaced")
     make_folder(path.parent)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

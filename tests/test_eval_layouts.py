@@ -5,6 +5,7 @@ folder, a reader that closes stdout early. Each through the command line."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import subprocess
@@ -269,3 +270,30 @@ def test_problems_match_their_reference_by_id_else_by_the_longest_text_inside() 
         "z": "Compute 3+3.",
     }
     assert match_problems(refs, texts) == {"b": "b", "x": "b", "y": "a"}
+
+
+def test_an_output_flag_never_replaces_an_input_its_cache_or_a_device(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_jsonl(_folder(tmp_path, "A") / "aime24.jsonl", _rows(AIME[:2], 2, 1))
+    assert main(["eval", str(path), *FLAGS]) == 0  # its verdict cache written
+    kept = {p: p.read_bytes() for p in path.parent.iterdir()}
+    for args in (
+        ["eval", str(path), "--export-verdicts", str(path)],  # a typo: the samples were gone
+        ["eval", str(path), "--result-json", f"{path}.verdicts.jsonl"],
+        ["report", str(path.parent), "--out", str(path)],
+    ):
+        assert main([*args, *FLAGS]) == 2
+        assert "a file this run reads or keeps" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in path.parent.iterdir()} == kept
+    fifo, link, real = tmp_path / "fifo", tmp_path / "out.json", tmp_path / "real.json"
+    os.mkfifo(fifo)
+    link.symlink_to(fifo)  # like /dev/stdout: replaced by a regular file before
+    for target in (fifo, link):
+        assert main(["eval", str(path), "--result-json", str(target), *FLAGS]) == 5
+        assert "not a regular file" in capsys.readouterr().err
+    assert fifo.is_fifo() and link.is_symlink()
+    link.unlink()
+    link.symlink_to(real)  # a link to a file: the file is written, the link stays
+    assert main(["eval", str(path), "--result-json", str(link), *FLAGS]) == 0
+    assert link.is_symlink() and json.loads(real.read_text())["tasks"]

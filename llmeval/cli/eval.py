@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from llmeval.errors import UsageError
+from llmeval.evaluate.discover import SIDE_SUFFIXES
 from llmeval.evaluate.options import DEFAULT_TIMEOUT_S, EvalOptions, RowKeys
 from llmeval.evaluate.run import EvalResult, run_eval
 from llmeval.evaluate.table import export_verdicts, print_report
@@ -131,10 +132,26 @@ def evaluate(args: argparse.Namespace, keep_texts: bool = False) -> EvalResult:
         shown.close()
 
 
+def refuse_overwrite(
+    outputs: dict[str, Path | None], results: list[EvalResult], cache: Path | None
+) -> None:
+    """An output flag naming a file the run read or keeps (a generation file, its run spec or
+    verdict cache) is refused before anything is written: it would be replaced."""
+    kept = {os.path.realpath(cache)} if cache else set()
+    for result in results:
+        for source in result.files:
+            kept.update(os.path.realpath(f"{source.path}{s}") for s in ("", *SIDE_SUFFIXES))
+    for flag, path in outputs.items():
+        if path is not None and os.path.realpath(path) in kept:
+            raise UsageError(f"{flag} {path}: a file this run reads or keeps; it would be replaced")
+
+
 def run(args: argparse.Namespace) -> int:
     """Judge, write the JSON result and the verdict export, then print the table (a reader
     that closes stdout early, as `| head` does, loses nothing and is no error)."""
     result = evaluate(args)
+    outputs = {"--result-json": args.result_json, "--export-verdicts": args.export_verdicts}
+    refuse_overwrite(outputs, [result], args.cache)
     if args.result_json:
         write_json_atomic(args.result_json, result.report)
     if args.export_verdicts:

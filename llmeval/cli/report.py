@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from llmeval import __version__
-from llmeval.cli.eval import add_eval_options, evaluate
+from llmeval.cli.eval import add_eval_options, evaluate, refuse_overwrite
 from llmeval.errors import UsageError
 from llmeval.files import atomic_file
 
@@ -69,14 +69,16 @@ def run(args: argparse.Namespace) -> int:
         "verifier": result.report.verifier,
         "verdicts": f"{result.report.cache.hits} cached, {result.report.cache.new} verified now",
     }
-    baseline = None
+    baseline, baseline_results = None, []
     if args.baseline:
         args.paths = args.baseline  # evaluated with the same options
-        baseline = run_from_eval(evaluate(args, keep_texts=True), args.baseline_label)
+        baseline_results.append(evaluate(args, keep_texts=True))
+        baseline = run_from_eval(baseline_results[0], args.baseline_label)
         if baseline.label == current.label:
             baseline.label += " (baseline)"
         meta["baseline"] = baseline.label
         _check_comparable(compare(current, baseline), args.baseline)
+    refuse_overwrite({"--out": args.out}, [result, *baseline_results], args.cache)
     page = render_report(current, meta, baseline, not args.no_compress)
     with atomic_file(args.out) as handle:
         handle.write(page.encode("utf-8", "replace"))
