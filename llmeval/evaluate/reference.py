@@ -1,7 +1,7 @@
 """The problems a run was asked: the run spec's input file, else the task's data file. A file's
 problems are matched to them by id, else by their text inside the row's prompt; the match tells
 which problems have no sample at all, completes metadata (MATH-500 subject and level) and
-gives the current gold where a problem's rows disagree."""
+gives the current gold where a problem's rows hold another one."""
 
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ def match_problems(problems: tuple[Problem, ...], texts: dict[str, str]) -> dict
 
 def apply_reference(source: InputFile) -> None:
     """Match the file to its reference problems: the ones without a sample, metadata where
-    the rows lack it, and one gold per problem where its rows disagree."""
+    the rows lack it, and the current gold where rows hold another (a warning names them);
+    a problem no reference holds whose rows disagree is graded against its latest row's."""
     by_problem: dict[str, list[Sample]] = {}
     for sample in source.samples:
         by_problem.setdefault(sample.problem_id, []).append(sample)
@@ -100,21 +101,34 @@ def apply_reference(source: InputFile) -> None:
                 for name in META_FIELDS:
                     if name in extras:
                         sample.meta.setdefault(name, extras[name])
+    changed = []
     for pid, samples in by_problem.items():
         golds = list(dict.fromkeys(s.gold for s in samples if s.gold))
-        if len(golds) > 1:
-            gold = current.get(pid) or next(s.gold for s in reversed(samples) if s.gold)
-            why = "the current problem file's" if pid in current else "the latest row's"
+        gold = current.get(pid)
+        if gold and any("".join(g.split()) != "".join(gold.split()) for g in golds):
+            changed.append(f"{pid} ({', '.join(map(repr, golds[:3]))} -> {gold!r})")
+        elif len(golds) > 1:
+            gold = next(s.gold for s in reversed(samples) if s.gold)
             log.warning(
-                "%s: problem %s has rows with %d different golds (%s); all graded against %s "
-                "gold %r",
+                "%s: problem %s has rows with %d different golds (%s); all graded against the "
+                "latest row's gold %r",
                 source.path,
                 pid,
                 len(golds),
                 ", ".join(map(repr, golds[:4])),
-                why,
                 gold,
             )
-            for sample in samples:
-                if sample.gold:
-                    sample.gold = gold
+        else:
+            continue
+        for sample in samples:
+            if sample.gold:
+                sample.gold = gold
+    if changed and found is not None:
+        log.warning(
+            "%s: %d problems have rows whose gold is not the current one of %s (changed since "
+            "they were written?); graded against the current gold: %s",
+            source.path,
+            len(changed),
+            found[0],
+            "; ".join(changed[:5]),
+        )
