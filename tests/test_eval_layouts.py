@@ -18,7 +18,9 @@ import pytest
 from llmeval.cli.main import main
 from llmeval.records import RunSpec
 from llmeval.tasks import DATA_DIR
+from tests.infer_helpers import infer
 from tests.support.synthetic import generation, output, upstream, write_jsonl
+from tests.support.threaded_server import serve
 
 RNG = random.Random(21)
 FLAGS = ["--workers", "1", "--no-progress"]
@@ -297,3 +299,21 @@ def test_an_output_flag_never_replaces_an_input_its_cache_or_a_device(
     link.symlink_to(real)  # a link to a file: the file is written, the link stays
     assert main(["eval", str(path), "--result-json", str(link), *FLAGS]) == 0
     assert link.is_symlink() and json.loads(real.read_text())["tasks"]
+
+
+def test_a_run_spec_input_is_the_file_the_run_was_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inp = write_jsonl(_folder(tmp_path, "in") / "aime24_6.jsonl", AIME[:6])
+    out = _folder(tmp_path, "out") / "aime24.jsonl"
+    monkeypatch.chdir(tmp_path)
+    with serve() as srv:  # paths relative to infer's folder, as a user types them
+        assert infer(srv.url, "in/aime24_6.jsonl", "out/aime24.jsonl") == 0
+    assert json.loads(Path(f"{out}.spec.json").read_text())["input_file"] == str(inp)
+    monkeypatch.chdir(out.parent)  # eval from another folder found no input: 24 missing
+    (task,) = _eval(tmp_path, "aime24.jsonl")["tasks"]
+    assert (task["n_problems_missing"], task["complete"]) == (0, True)
+    write_jsonl(inp, AIME[:12])  # another file where the run's input was
+    (task,) = _eval(tmp_path, "aime24.jsonl")["tasks"]
+    assert "not the file the run was given (its SHA-256 differs)" in capsys.readouterr().err
+    assert task["n_problems_missing"] == 24  # against the task's data, not the other file

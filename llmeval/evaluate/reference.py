@@ -5,6 +5,7 @@ gives the current gold where a problem's rows hold another one."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import fields
 from functools import lru_cache
@@ -13,8 +14,9 @@ from pathlib import Path
 from llmeval.errors import LlmevalError
 from llmeval.evaluate.discover import META_FIELDS
 from llmeval.evaluate.samples import InputFile, Sample
+from llmeval.files import read_file
 from llmeval.problems import InputKeys, load_problems
-from llmeval.records import Problem
+from llmeval.records import Problem, RunSpec
 
 log = logging.getLogger("llmeval")
 
@@ -35,12 +37,27 @@ def reference_problems(source: InputFile) -> tuple[Path, tuple[Problem, ...]] | 
     candidates.append((source.task.data_file, InputKeys()))
     for path, keys in candidates:
         try:
-            return path, _load(path.resolve(), keys, path.stat().st_mtime)
+            mtime = path.stat().st_mtime
+            if path != source.task.data_file and not _same_file(path, mtime, source.spec):
+                raise LlmevalError("not the file the run was given (its SHA-256 differs)")
+            return path, _load(path.resolve(), keys, mtime)
         except (OSError, LlmevalError) as exc:
             if path != source.task.data_file:
                 why = exc.strerror if isinstance(exc, OSError) else exc
                 log.warning("%s: its run spec's input %s: %s", source.path, path, why)
     return None
+
+
+def _same_file(path: Path, mtime: float, spec: RunSpec | None) -> bool:
+    """Whether `path` is the input the spec recorded (by SHA-256, when it recorded one)."""
+    return (
+        spec is None or not spec.input_sha256 or _sha256(path.resolve(), mtime) == spec.input_sha256
+    )
+
+
+@lru_cache(maxsize=8)
+def _sha256(path: Path, mtime: float) -> str:
+    return hashlib.sha256(read_file(path)).hexdigest()
 
 
 def match_problems(problems: tuple[Problem, ...], texts: dict[str, str]) -> dict[str, str]:

@@ -80,7 +80,7 @@ def build_spec(opts: InferOptions, model: str, base_urls: list[str]) -> RunSpec:
         task=opts.task,
         n_samples=opts.n_samples,
         input_keys=asdict(opts.keys),
-        input_file=str(opts.input),
+        input_file=str(Path(opts.input).resolve()),  # eval may run from another folder
         input_sha256=input_sha256,
         llmeval_version=__version__,
     )
