@@ -40,9 +40,15 @@ def test_a_gold_fixed_between_runs_grades_every_row_against_the_current_gold(
     assert f"{pid} ('999', {gold!r} -> {gold!r})" in err and "graded against the current" in err
     # every row holds the old gold: graded against the current one too, with the warning
     rows = [generation(pid, i, "999", output("999" if i else gold, 100, RNG)) for i in range(4)]
+    for row in rows:
+        row["prompt"] = FIRST["problem"] + "\nPlease reason step by step."
     task = _eval(tmp_path, write_jsonl(tmp_path / "aime24_old.jsonl", rows))
     assert task["accuracy"] == 0.25  # against the old gold in every row: 0.75, silently
     assert f"{pid} ('999' -> {gold!r})" in capsys.readouterr().err
+    for row in rows:  # asked otherwise (a choice task's options in another order?): its own
+        row["prompt"] = "Another wording of the problem."
+    task = _eval(tmp_path, write_jsonl(tmp_path / "aime24_other.jsonl", rows))
+    assert task["accuracy"] == 0.75 and f"{pid} ('999', not {gold!r})" in capsys.readouterr().err
     # a problem the task's data does not hold: the latest row's gold
     rows = [generation("own-1", 0, "5", output("5", 100, RNG))]
     rows += [generation("own-1", 1, "6", output("6", 100, RNG))]

@@ -109,14 +109,17 @@ def _folder(tmp_path: Path, name: str) -> Path:
     return tmp_path / name
 
 
-def test_the_table_keeps_model_and_numbers_whole_in_80_columns(tmp_path: Path) -> None:
+@pytest.mark.parametrize("columns", ["80", "40"])  # below 80: printed 80 wide (numbers were cut)
+def test_the_table_keeps_model_and_numbers_whole_in_80_columns(
+    tmp_path: Path, columns: str
+) -> None:
     model = "DeepSeek-R1-Distill-Qwen-7B-a-long-checkpoint-name"
     path = write_jsonl(tmp_path / "aime24.jsonl", _rows(AIME[:3], 2, 1, model=model))
     code = (
         "import sys; from llmeval.cli.main import main; "
         f"sys.exit(main(['eval', {str(path)!r}, '--workers', '1', '--no-progress']))"
     )
-    env = {"COLUMNS": "80", "PATH": "/usr/bin:/bin"}
+    env = {"COLUMNS": columns, "PATH": "/usr/bin:/bin"}
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
     )
@@ -317,3 +320,13 @@ def test_a_run_spec_input_is_the_file_the_run_was_given(
     (task,) = _eval(tmp_path, "aime24.jsonl")["tasks"]
     assert "not the file the run was given (its SHA-256 differs)" in capsys.readouterr().err
     assert task["n_problems_missing"] == 24  # against the task's data, not the other file
+
+
+def test_two_runs_alike_but_for_their_folders_are_told_apart_in_the_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = write_jsonl(_folder(tmp_path, "x") / "aime24.jsonl", _rows(AIME[:2], 2, 1, model="M"))
+    b = write_jsonl(_folder(tmp_path, "y") / "aime24.jsonl", _rows(AIME[:2], 2, 2, model="M"))
+    assert main(["eval", str(a), str(b), *FLAGS]) == 0
+    out = "".join(capsys.readouterr().out.split())  # (a path may fold)
+    assert "".join(str(a).split()) in out and "".join(str(b).split()) in out

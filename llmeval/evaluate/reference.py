@@ -85,6 +85,7 @@ def apply_reference(source: InputFile) -> None:
     for sample in source.samples:
         by_problem.setdefault(sample.problem_id, []).append(sample)
     current: dict[str, str] = {}
+    asked_alike: set[str] = set()  # the row's prompt holds the current problem's text
     found = reference_problems(source)
     if found is not None:
         path, problems = found
@@ -113,17 +114,24 @@ def apply_reference(source: InputFile) -> None:
         by_id = {p.id: p for p in problems}
         for pid, rid in source.reference_ids.items():
             current[pid] = by_id[rid].answer.strip()
+            text = by_id[rid].problem or by_id[rid].prompt
+            if text and text in source.prompts.get(pid, ""):
+                asked_alike.add(pid)
             extras = by_id[rid].extras
             for sample in by_problem[pid]:
                 for name in META_FIELDS:
                     if name in extras:
                         sample.meta.setdefault(name, extras[name])
-    changed = []
+    changed, kept = [], []
     for pid, samples in by_problem.items():
         golds = list(dict.fromkeys(s.gold for s in samples if s.gold))
-        gold = current.get(pid)
-        if gold and any("".join(g.split()) != "".join(gold.split()) for g in golds):
+        gold = current.get(pid, "")
+        differs = bool(gold) and any("".join(g.split()) != "".join(gold.split()) for g in golds)
+        if differs and (len(golds) > 1 or pid in asked_alike):
             changed.append(f"{pid} ({', '.join(map(repr, golds[:3]))} -> {gold!r})")
+        elif differs:  # asked otherwise (another option order?): its own gold, said
+            kept.append(f"{pid} ({golds[0]!r}, not {gold!r})")
+            continue
         elif len(golds) > 1:
             gold = next(s.gold for s in reversed(samples) if s.gold)
             log.warning(
@@ -148,4 +156,13 @@ def apply_reference(source: InputFile) -> None:
             len(changed),
             found[0],
             "; ".join(changed[:5]),
+        )
+    if kept and found is not None:
+        log.warning(
+            "%s: %d problems have a gold other than %s's and prompts without its text (asked "
+            "otherwise?); graded against their own gold: %s",
+            source.path,
+            len(kept),
+            found[0],
+            "; ".join(kept[:5]),
         )

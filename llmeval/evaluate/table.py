@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -59,11 +60,14 @@ def score_table(report: ScoreReport) -> Table:
     )
     for name in names:
         table.add_column(name, justify="right", no_wrap=True)
+    # a file by its name; by its whole path where two runs would read alike
+    alike = Counter((t.task, t.model, Path(t.file).name) for t in report.tasks)
     for score in report.tasks:
         judge_cell = (_pct(score.judge.accuracy if score.judge else None),) if judge else ()
+        name = Path(score.file).name
+        file = name if alike[(score.task, score.model, name)] == 1 else score.file
         table.add_row(
-            f"{score.task} · {score.n_problems}×{score.n_samples}\n{score.model}\n"
-            f"{Path(score.file).name}",
+            f"{score.task} · {score.n_problems}×{score.n_samples}\n{score.model}\n{file}",
             _pct_err(score.accuracy, score.stderr),
             _pct(score.policies.get(other)),
             *judge_cell,
@@ -91,7 +95,8 @@ def print_report(report: ScoreReport) -> None:
     """Print the score table, accuracy by subject and by level (MATH-500), the cache line."""
     # a pipe or a file gets 150 columns, unless COLUMNS says otherwise
     console = _Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 150)
-    console.print(score_table(report), width=max(console.width, MIN_WIDTH))
+    console.width = max(console.width, MIN_WIDTH)  # (print's own width can only narrow)
+    console.print(score_table(report))
     for score in report.tasks:
         if not score.complete:
             console.print(
