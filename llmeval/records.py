@@ -129,6 +129,11 @@ class RunSpec(Sampling):
     llmeval_version: str | None = None
     schema_version: int = SCHEMA_VERSION
 
+    @classmethod
+    def read(cls, raw: bytes) -> RunSpec:
+        """A stored spec: one written before --extra-body's own fields were refused is read."""
+        return cls.model_validate_json(raw, context={"stored": True})
+
     # Fields that may change between a run and its resume without changing the samples.
     RESUMABLE_CHANGES: ClassVar[frozenset[str]] = frozenset(
         {"n_samples", "base_urls", "input_file", "llmeval_version"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 # Request fields llmeval sets itself besides the sampling parameters, and the flag that sets
 # each: never taken from --extra-body (`{"seed": 1}` there made every sample of a problem
@@ -42,9 +42,14 @@ class Sampling(BaseModel):
 
     @field_validator("extra_body")
     @classmethod
-    def _not_own_fields(cls, extra: dict[str, Any]) -> dict[str, Any]:
-        own = sorted(extra.keys() & {*OWN_FIELDS, *cls.PARAMS})
-        if own:
+    def _not_own_fields(cls, extra: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        own = cls.own_fields_in(extra)
+        if own and not (info.context or {}).get("stored"):  # an old run's spec is read
             flag = OWN_FIELDS.get(own[0], "--" + own[0].replace("_", "-"))
             raise ValueError(f"may not set {own[0]!r}: llmeval sets it; use {flag}")
         return extra
+
+    @classmethod
+    def own_fields_in(cls, extra: dict[str, Any]) -> list[str]:
+        """The request fields llmeval sets itself that `extra` would replace."""
+        return sorted(extra.keys() & {*OWN_FIELDS, *cls.PARAMS})

@@ -330,3 +330,15 @@ def test_two_runs_alike_but_for_their_folders_are_told_apart_in_the_table(
     assert main(["eval", str(a), str(b), *FLAGS]) == 0
     out = "".join(capsys.readouterr().out.split())  # (a path may fold)
     assert "".join(str(a).split()) in out and "".join(str(b).split()) in out
+
+
+def test_a_run_whose_spec_set_llmevals_own_fields_in_extra_body_is_scored_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = write_jsonl(tmp_path / "aime24.jsonl", _rows(AIME[:2], 2, 1))
+    _spec(path, "m", 2)
+    spec = Path(f"{path}.spec.json")
+    spec.write_text(json.dumps({**json.loads(spec.read_text()), "extra_body": {"seed": 1}}))
+    (task,) = _eval(tmp_path, str(path))["tasks"]  # refused as "not a run spec" (exit 2) before
+    assert task["accuracy"] == 0.5
+    assert "--extra-body replaced llmeval's own seed in every request" in caplog.text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from llmeval.files import open_regular, read_file
 from llmeval.records import RunSpec
 from llmeval.tasks import Task, get_task, task_from_filename
 
+log = logging.getLogger("llmeval")
 SIDE_SUFFIXES = (".verdicts.jsonl", ".spec.json")
 META_FIELDS = ("subject", "level")
 
@@ -63,9 +65,18 @@ def read_spec(path: Path) -> RunSpec | None:
     if not spec_path.exists():
         return None
     try:
-        return RunSpec.model_validate_json(read_file(spec_path))
+        spec = RunSpec.read(read_file(spec_path))
     except ValidationError as exc:
         raise InputError(spec_path, f"not a run spec ({exc.errors()[0]['msg']})") from None
+    own = RunSpec.own_fields_in(spec.extra_body)
+    if own:
+        log.warning(
+            "%s: its run's --extra-body replaced llmeval's own %s in every request (the "
+            "per-sample seeds or settings the rows record were not sent)",
+            spec_path,
+            ", ".join(own),
+        )
+    return spec
 
 
 def resolve_task(path: Path, flag: str | None, spec: RunSpec | None) -> Task:

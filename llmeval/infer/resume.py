@@ -9,6 +9,8 @@ import json
 import logging
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from llmeval.errors import InputError, UsageError
 from llmeval.files import read_file
 from llmeval.jsonl import read_models
@@ -39,9 +41,11 @@ def check_spec(output: str | Path, spec: RunSpec, *, force: bool, has_output: bo
             log.warning("%s has no run spec beside it; writing one now", output)
         return
     try:
-        diffs = RunSpec.model_validate_json(read_file(path)).differences(spec)
-    except ValueError as exc:  # pydantic's ValidationError included
-        raise InputError(path, f"not a valid run spec ({str(exc).splitlines()[0]})") from None
+        diffs = RunSpec.read(read_file(path)).differences(spec)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(map(str, error["loc"])) or "the file"
+        raise InputError(path, f"not a valid run spec ({where}: {error['msg']})") from None
     if not diffs:
         return
     shown = "; ".join(f"{k}: {_short(a)} -> {_short(b)}" for k, (a, b) in diffs.items())
