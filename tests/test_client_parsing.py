@@ -145,6 +145,11 @@ def test_malformed_completions(raw: bytes) -> None:
         parse_completion(raw)
 
 
+def test_a_completion_without_choices_says_so() -> None:
+    with pytest.raises(MalformedResponse, match="no choice of index 0"):  # was StopIteration
+        parse_completion(b'{"choices": []}')
+
+
 def test_lone_surrogates_are_replaced_and_pairs_kept() -> None:
     raw = b'{"choices": [{"message": {"content": "a\\ud800b \\ud83d\\ude00 \\u00e9"}}]}'
     text = parse_completion(raw).text

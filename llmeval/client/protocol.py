@@ -174,9 +174,11 @@ def parse_completion(raw: bytes, cut: bool = False) -> Reply:
     hold when it was `cut` at the size cap; raises `MalformedResponse` when it is not one."""
     try:
         data = from_json(raw, allow_partial="trailing-strings") if cut else loads_text(raw)
-        choice = next(c for c in data["choices"] if c.get("index", 0) == 0)
+        choice = next((c for c in data["choices"] if c.get("index", 0) == 0), None)
+        if choice is None:
+            raise MalformedResponse("malformed completion (no choice of index 0)")
         text, reasoning = _texts(choice["message"])
-    except (ValueError, KeyError, TypeError, AttributeError, StopIteration) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise MalformedResponse(f"malformed completion ({type(exc).__name__}: {exc})") from None
     finish = "length" if cut else choice.get("finish_reason")
     reply = Reply(clean_text(text), clean_text(reasoning) or None, cut_by=CUT if cut else None)
