@@ -342,3 +342,11 @@ def test_a_run_whose_spec_set_llmevals_own_fields_in_extra_body_is_scored_with_a
     (task,) = _eval(tmp_path, str(path))["tasks"]  # refused as "not a run spec" (exit 2) before
     assert task["accuracy"] == 0.5
     assert "--extra-body replaced llmeval's own seed in every request" in caplog.text
+
+
+def test_a_folder_of_model_folders_names_the_layout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_jsonl(_folder(tmp_path, "A") / "aime24.jsonl", _rows(AIME[:1], 1, 1))
+    assert main(["eval", str(tmp_path), *FLAGS]) == 2
+    assert "subfolders are not searched: name output/<model>" in capsys.readouterr().err

@@ -35,7 +35,9 @@ def discover(paths: list[str]) -> list[Path]:
                 found.append(path)
     unique = list(dict.fromkeys(p.resolve() for p in found))
     if not unique:
-        raise InputError(", ".join(paths), "no generation files (*.jsonl) found")
+        nested = any(next(Path(p).glob("*/*.jsonl"), None) for p in paths if Path(p).is_dir())
+        hint = " (a folder's subfolders are not searched: name output/<model>)" if nested else ""
+        raise InputError(", ".join(paths), f"no generation files (*.jsonl) found{hint}")
     return unique
 
 
