@@ -122,6 +122,19 @@ def apply_reference(source: InputFile) -> None:
                 for name in META_FIELDS:
                     if name in extras:
                         sample.meta.setdefault(name, extras[name])
+    _settle_golds(source, by_problem, current, asked_alike, found[0] if found else None)
+
+
+def _settle_golds(
+    source: InputFile,
+    by_problem: dict[str, list[Sample]],
+    current: dict[str, str],
+    asked_alike: set[str],
+    path: Path | None,
+) -> None:
+    """One gold per problem: the current input's (`current`) where its rows hold another and
+    were asked alike or disagree among themselves, else the rows' own (said); a problem no
+    input holds whose rows disagree: the latest row's."""
     changed, kept = [], []
     for pid, samples in by_problem.items():
         golds = list(dict.fromkeys(s.gold for s in samples if s.gold))
@@ -148,21 +161,24 @@ def apply_reference(source: InputFile) -> None:
         for sample in samples:
             if sample.gold:
                 sample.gold = gold
-    if changed and found is not None:
-        log.warning(
-            "%s: %d problems have rows whose gold is not the current one of %s (changed since "
-            "they were written?); graded against the current gold: %s",
-            source.path,
-            len(changed),
-            found[0],
-            "; ".join(changed[:5]),
-        )
-    if kept and found is not None:
-        log.warning(
-            "%s: %d problems have a gold other than %s's and prompts without its text (asked "
-            "otherwise?); graded against their own gold: %s",
-            source.path,
-            len(kept),
-            found[0],
-            "; ".join(kept[:5]),
-        )
+    said = (
+        (
+            changed,
+            "have rows whose gold is not the current one of %s (changed since they were "
+            "written?); graded against the current gold",
+        ),
+        (
+            kept,
+            "have a gold other than %s's and prompts without its text (asked otherwise?); "
+            "graded against their own gold",
+        ),
+    )
+    for problems, what in said:
+        if problems:
+            log.warning(
+                "%s: %d problems " + what + ": %s",
+                source.path,
+                len(problems),
+                path,
+                "; ".join(problems[:5]),
+            )

@@ -170,8 +170,10 @@ def shape_status(gold: str, answer: str, same: Same) -> VerdictStatus | None:
 def _may_be_ratio(text: str) -> bool:
     """A time-shaped gold that may be a ratio: `h:mm` in lowest terms, no leading zero, no
     seconds or a.m./p.m. (`1:20`; never `6:30`, `10:05` or `8:34 p.m.`)."""
-    match = re.fullmatch(r"(\d{1,2}):([1-9]\d?)", text.replace("{", "").replace("}", ""))
-    return match is not None and math.gcd(int(match[1]), int(match[2])) == 1
+    match = _TIME.fullmatch(text.replace("{", "").replace("}", ""))
+    if match is None or match[3] or match[4] or match[2].startswith("0"):
+        return False
+    return math.gcd(int(match[1]), int(match[2])) == 1
 
 
 def _congruence(gold: str, answer: str, same: Same) -> VerdictStatus | None:
