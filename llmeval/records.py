@@ -113,10 +113,19 @@ class SampleKey(_Record):
     _coerce_id = field_validator("problem_id", mode="before")(_to_text)
 
 
+class ServerInfo(_Record):
+    """What the server said about itself during a run: the model id it serves, its version
+    (vLLM's `/version`) and the `system_fingerprint` of its responses, where offered."""
+
+    model_id: str | None = None
+    version: str | None = None
+    system_fingerprint: str | None = None
+
+
 class RunSpec(Sampling):
     """What produced an output file: its sampling, and the model, servers (no credentials),
     task, n and input; written beside it as `<output>.spec.json`. A resume whose comparable
-    fields differ is refused."""
+    fields differ is refused, and so is a merge of files (shards) whose specs differ."""
 
     model: str
     base_urls: list[str] = Field(default_factory=list)
@@ -127,6 +136,8 @@ class RunSpec(Sampling):
     input_file: str | None = None
     input_sha256: str | None = None
     llmeval_version: str | None = None
+    shard: str | None = None  # "K/N": this file holds shard K of N of the run (shards.py)
+    server: ServerInfo | None = None
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
@@ -134,18 +145,23 @@ class RunSpec(Sampling):
         """A stored spec: one written before --extra-body's own fields were refused is read."""
         return cls.model_validate_json(raw, context={"stored": True})
 
-    # Fields that may change between a run and its resume without changing the samples.
-    RESUMABLE_CHANGES: ClassVar[frozenset[str]] = frozenset(
-        {"n_samples", "base_urls", "input_file", "llmeval_version"}
+    # Fields the files of one run may differ in without changing its samples (the shard, the
+    # servers and their identity, where the input lies, the version of llmeval).
+    LOCAL: ClassVar[frozenset[str]] = frozenset(
+        {"base_urls", "input_file", "llmeval_version", "shard", "server"}
     )
+    # ... and what a resume may change besides: n grows
+    RESUMABLE_CHANGES: ClassVar[frozenset[str]] = LOCAL | {"n_samples"}
 
-    def differences(self, other: RunSpec) -> dict[str, tuple[Any, Any]]:
-        """Fields whose values differ and would change the samples: {name: (self, other)}."""
+    def differences(self, other: RunSpec, *, merging: bool = False) -> dict[str, tuple[Any, Any]]:
+        """Fields whose values differ and would change the samples: {name: (self, other)}; when
+        `merging` files into one run, n must be the same too."""
         mine, theirs = self.model_dump(), other.model_dump()
+        ignored = self.LOCAL if merging else self.RESUMABLE_CHANGES
         return {
             name: (mine.get(name), theirs.get(name))
             for name in sorted(set(mine) | set(theirs))
-            if name not in self.RESUMABLE_CHANGES and mine.get(name) != theirs.get(name)
+            if name not in ignored and mine.get(name) != theirs.get(name)
         }
 
 

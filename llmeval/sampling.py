@@ -18,6 +18,7 @@ OWN_FIELDS = {
     "max_completion_tokens": "--max-tokens",
     "stream": "--stream or --no-stream",
     "stream_options": "--stream or --no-stream",
+    "thinking_token_budget": "--thinking-budget",
 }
 
 
@@ -36,9 +37,21 @@ class Sampling(BaseModel):
     system_prompt: str | None = None
     prompt_template: str = ""
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    # settings that move reasoning scores by tens of points: the OpenAI `reasoning_effort`
+    # ("low", "medium", "high", or what the server accepts) and vLLM's thinking budget,
+    # sent as `thinking_token_budget`
+    reasoning_effort: str | None = Field(None, min_length=1, max_length=64, pattern=r"^[\w.-]+$")
+    thinking_budget: int | None = Field(None, ge=1)
 
     # the fields sent as request parameters of the same name (those that are not None)
-    PARAMS: ClassVar[tuple[str, ...]] = ("max_tokens", "temperature", "top_p", "top_k", "min_p")
+    PARAMS: ClassVar[tuple[str, ...]] = (
+        "max_tokens",
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "reasoning_effort",
+    )
 
     @field_validator("extra_body")
     @classmethod

@@ -67,6 +67,8 @@ def build_body(
     for name in sampling.PARAMS:
         if getattr(sampling, name) is not None:
             body[name] = getattr(sampling, name)
+    if sampling.thinking_budget is not None:
+        body["thinking_token_budget"] = sampling.thinking_budget
     body["seed"] = seed
     if stream:
         body |= {"stream": True, "stream_options": {"include_usage": True}}
