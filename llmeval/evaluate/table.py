@@ -27,6 +27,12 @@ def _pct_err(value: float | None, err: float | None) -> str:
     return _pct(value) if value is None or err is None else f"{_pct(value)} ± {_pct(err)}"
 
 
+def _largest_k(figures: dict[str, float]) -> str | None:
+    """The largest k of a run's pass@k (its maj@k has the same): each row shows its own, so
+    AIME at n = 64 beside MATH-500 at n = 8 shows pass@64, not the smallest k of all rows."""
+    return max(figures, key=int) if figures else None
+
+
 MIN_WIDTH = 80  # below it, the table is printed 80 wide (the terminal wraps) rather than cut
 
 
@@ -36,23 +42,21 @@ def score_table(report: ScoreReport) -> Table:
     terminal is narrow; number columns never wrap, so no figure is cut (80 columns suffice)."""
     other = "lenient" if report.policy == "strict" else "strict"
     table = Table(
-        title=f"llmeval eval: percent; acc = avg@n ± clustered stderr, {report.policy} policy",
+        title=f"llmeval eval: percent; acc = avg@n ± clustered stderr; pass@k and maj@k at "
+        f"each run's largest k (@k); {report.policy} policy",
         box=box.SIMPLE_HEAD,
         padding=0,  # the box puts one space between columns
         show_edge=False,
         pad_edge=False,
     )
-    # the k of the pass@k column: the largest k all tasks share
-    common = set.intersection(*(set(t.pass_at_k) for t in report.tasks)) if report.tasks else set()
-    k = max(common, key=int) if common else None
     judge = any(t.judge for t in report.tasks)
     table.add_column("run: task, model, file", overflow="fold", min_width=16)
     names = (
         "acc ± se",
         other,
         *(("judge",) if judge else ()),
-        f"pass@{k or 'k'}",
-        "maj@n",
+        "pass@k",
+        "maj@k",
         "no-ans",
         "t/o",
         "trunc",
@@ -64,6 +68,7 @@ def score_table(report: ScoreReport) -> Table:
     alike = Counter((t.task, t.model, Path(t.file).name) for t in report.tasks)
     for score in report.tasks:
         judge_cell = (_pct(score.judge.accuracy if score.judge else None),) if judge else ()
+        k = _largest_k(score.pass_at_k)
         name = Path(score.file).name
         file = name if alike[(score.task, score.model, name)] == 1 else score.file
         table.add_row(
@@ -71,8 +76,8 @@ def score_table(report: ScoreReport) -> Table:
             _pct_err(score.accuracy, score.stderr),
             _pct(score.policies.get(other)),
             *judge_cell,
-            _pct(score.pass_at_k.get(k)) if k else "n/a",
-            _pct(score.maj_at_k.get(str(score.n_samples))),
+            f"{_pct(score.pass_at_k[k])} @{k}" if k else "n/a",
+            _pct(score.maj_at_k.get(k)) if k else "n/a",
             _pct(score.n_no_answer / (score.samples_scored or 1)),
             str(score.n_timeout),
             _pct(score.truncation_rate),
