@@ -105,8 +105,13 @@ def test_wrong_model_exit_4_with_the_servers_message(tmp_path: Path, capsys) -> 
         (["--progress-interval", "-1"], "--progress-interval must be positive"),
         (["--temperature", "nan"], "--temperature"),
         (["--timeout", "-1"], "--timeout must be positive"),
+        # it sent enable_thinking true whatever --extra-body said (issue 30.12)
+        (["--enable-thinking", "--extra-body", '{"chat_template_kwargs": {"enable_thinking": false}}'],
+         "--enable-thinking and --extra-body's chat_template_kwargs.enable_thinking false"),
+        (["--enable-thinking", "--extra-body", '{"chat_template_kwargs": [1]}'],
+         "--extra-body: chat_template_kwargs must be a JSON object"),
     ],
-)
+)  # fmt: skip
 def test_usage_errors(tmp_path: Path, capsys, flags: list[str], message: str) -> None:
     inp = write_jsonl(tmp_path / "in.jsonl", [GOOD])
     assert infer(None, inp, tmp_path / "o.jsonl", *flags) == 2

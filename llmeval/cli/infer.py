@@ -170,6 +170,13 @@ def _extra_body(flag: str | None, enable_thinking: bool) -> dict:
         raise UsageError("--extra-body must be a JSON object")
     if enable_thinking:
         kwargs = extra.get("chat_template_kwargs") or {}
+        if not isinstance(kwargs, dict):
+            raise UsageError("--extra-body: chat_template_kwargs must be a JSON object")
+        if kwargs.get("enable_thinking", True) is not True:
+            raise UsageError(
+                "--enable-thinking and --extra-body's chat_template_kwargs.enable_thinking "
+                f"{json.dumps(kwargs['enable_thinking'])} contradict each other: drop one"
+            )
         extra["chat_template_kwargs"] = {**kwargs, "enable_thinking": True}
     return extra
 

@@ -48,7 +48,7 @@ def check_spec(output: str | Path, spec: RunSpec, *, force: bool, has_output: bo
         raise InputError(path, f"not a valid run spec ({where}: {error['msg']})") from None
     if not diffs:
         return
-    shown = "; ".join(f"{k}: {_short(a)} -> {_short(b)}" for k, (a, b) in diffs.items())
+    shown = "; ".join(f"{k}: {brief(a)} -> {brief(b)}" for k, (a, b) in diffs.items())
     if not force:
         raise UsageError(
             f"{output} was made with other parameters ({shown}); "
@@ -57,6 +57,7 @@ def check_spec(output: str | Path, spec: RunSpec, *, force: bool, has_output: bo
     log.warning("--force: continuing %s with changed parameters (%s)", output, shown)
 
 
-def _short(value: object, limit: int = 60) -> str:
+def brief(value: object, limit: int = 60) -> str:
+    """A value as short JSON for a message."""
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -17,9 +17,9 @@ from pathlib import Path
 from llmeval import __version__
 from llmeval.client.chat_client import ChatClient
 from llmeval.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, LlmevalError, ServerError
-from llmeval.files import make_folder, write_json_atomic
+from llmeval.files import make_folder, read_file, write_json_atomic
 from llmeval.infer.options import InferOptions
-from llmeval.infer.resume import check_spec, done_keys, spec_path
+from llmeval.infer.resume import brief, check_spec, done_keys, spec_path
 from llmeval.infer.tally import (
     Tally,
     client_bound_hint,
@@ -109,7 +109,29 @@ def run_infer(opts: InferOptions) -> int:
                 opts.n_samples,
                 len(problems) * opts.n_samples,
             )
+        if done and not count_missing(problems, opts.n_samples, done):
+            _nothing_to_do(opts, problems, output)
+            return EXIT_OK
         return asyncio.run(_run(opts, problems, appender, done))
+
+
+def _nothing_to_do(opts: InferOptions, problems: list[Problem], output: Path) -> None:
+    """Say at once that every sample is there (no server is asked), and whether the run spec
+    holds other settings than these (the samples keep theirs)."""
+    print(
+        f"infer: nothing to do: all {len(problems) * opts.n_samples} samples ({len(problems)} "
+        f"problems x {opts.n_samples}) are already in {output}",
+        flush=True,
+    )
+    try:
+        stored = RunSpec.read(read_file(spec_path(output)))
+    except (OSError, LlmevalError, ValueError):
+        return
+    asked = build_spec(opts, opts.model or stored.model, [])
+    diffs = stored.differences(asked)
+    if diffs:
+        shown = "; ".join(f"{k}: {brief(a)} -> {brief(b)}" for k, (a, b) in diffs.items())
+        log.warning("its samples were drawn with other settings (%s); they stay as they are", shown)
 
 
 async def _run(

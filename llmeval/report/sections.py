@@ -5,6 +5,7 @@ Every value that may come from a file is escaped here; only this module's own ma
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from html import escape
@@ -100,8 +101,13 @@ def _groups(task: str, s: dict) -> str:
 
 
 def _spec(task: str, spec: RunSpec) -> str:
-    fields = spec.model_dump()
-    rows = [[k, fields[k]] for k in SPEC_FIELDS if fields.get(k) not in (None, "", {}, [])]
+    """A run's settings; objects (`extra_body`) as the JSON they were given."""
+    fields = spec.model_dump(mode="json")
+    rows = [
+        [k, json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v]
+        for k in SPEC_FIELDS
+        if (v := fields.get(k)) not in (None, "", {}, [])
+    ]
     return details(f"run settings: {task}", table(["field", "value"], rows), "spec")
 
 
