@@ -72,3 +72,60 @@ def test_the_table_shows_each_runs_own_pass_at_n(
     assert "100.0 @4   0.0" in aime_row and "25.0 ± 0.0" in aime_row
     assert "100.0 @2 100.0" in math_row and "@4" not in math_row
     assert "pass@k" in out
+
+
+def test_a_file_of_ones_own_problems_is_the_generic_math_task(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """infer takes it and says what eval will do; eval scores infer's output as `math` (it
+    refused: no task), complete against the run's own input."""
+    from tests.infer_helpers import infer
+    from tests.support.threaded_server import serve
+
+    mine = write_jsonl(
+        tmp_path / "my_problems.jsonl",
+        [{"id": f"q{i}", "problem": f"What is {i} + {i}?", "answer": str(2 * i)} for i in range(4)],
+    )
+    out = tmp_path / "out" / "mine.jsonl"
+    with serve() as srv:
+        assert infer(srv.url, mine, out, "--n-samples", "2") == 0
+    err = capsys.readouterr().err
+    assert "names no task llmeval knows" in err and "generic task 'math'" in err
+    (task,) = _eval(tmp_path, str(out))["tasks"]
+    assert (task["task"], task["n_problems"], task["samples_scored"]) == ("math", 4, 8)
+    assert task["complete"] and task["n_problems_missing"] == 0
+    assert "scored as the generic task 'math'" in capsys.readouterr().err
+    part = write_jsonl(tmp_path / "own.jsonl", [r for r in _read(out) if r["problem_id"] != "q0"])
+    (task,) = _eval(tmp_path, str(part), "--task", "math")["tasks"]
+    assert task["complete"] and task["n_problems"] == 3  # no data, no spec: its own problems
+
+
+def test_a_math_subset_under_the_generic_task_is_complete(tmp_path: Path) -> None:
+    """100 MATH-500 problems: `--task math500` says 400 missing (it is a slice of MATH-500),
+    `--task math` scores them as what they are."""
+    path = write_jsonl(tmp_path / "subset.jsonl", _rows(_data("math500")[:100], 1, 1))
+    (task,) = _eval(tmp_path, str(path), "--task", "math500")["tasks"]
+    assert task["n_problems_missing"] == 400
+    (task,) = _eval(tmp_path, str(path), "--task", "math")["tasks"]
+    assert task["complete"] and task["accuracy"] == 1.0
+
+
+def test_task_names_and_golds_that_do_not_fit_the_task(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_jsonl(tmp_path / "subset.jsonl", _rows(_data("math500")[:3], 1, 1))
+    assert main(["eval", str(path), "--task", "aime2024", *FLAGS]) == 2
+    error = capsys.readouterr().err
+    assert "unknown task 'aime2024' (nearest: aime24" in error and "gpqa_diamond" in error
+    assert "math (any problems with a boxed answer)" in error
+    _eval(tmp_path, str(path), "--task", "gpqa_diamond")
+    err = capsys.readouterr().err
+    assert "--task gpqa_diamond grades option letters, but 3 of 3 problems have a gold" in err
+    from tests.infer_helpers import infer
+
+    assert infer(None, path, tmp_path / "o.jsonl", "--task", "math-500") == 2
+    assert "--task: unknown task 'math-500' (nearest: math500" in capsys.readouterr().err
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 from pathlib import Path
 
@@ -14,9 +15,10 @@ from llmeval.errors import UsageError
 from llmeval.infer.options import InferOptions
 from llmeval.problems import InputKeys
 from llmeval.sampling import Sampling
-from llmeval.tasks import MATH_TEMPLATE, get_task, task_from_filename
+from llmeval.tasks import MATH_TEMPLATE, TASKS, get_task, task_from_filename, unknown_task
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+log = logging.getLogger("llmeval")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -104,7 +106,9 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         )
     task = get_task(args.task) if args.task else task_from_filename(args.input)
     if args.task and task is None:
-        raise UsageError(f"unknown --task {args.task!r}")
+        raise UsageError("--task: " + unknown_task(args.task))
+    if task is None:
+        _warn_no_task(args.input, bool(args.prompt_template))
     client = ClientConfig(
         base_urls=urls, api_key=args.api_key or os.environ.get("OPENAI_API_KEY") or None,
         stream=args.stream, timeout=args.timeout, deadline=args.deadline,
@@ -126,6 +130,18 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         response_key=args.response_key,
         progress={"auto": None, "bar": True, "plain": False}[args.progress],
         progress_interval=args.progress_interval,
+    )
+
+
+def _warn_no_task(path: str, own_template: bool) -> None:
+    """No task in the input's name nor --task: what eval will make of the run."""
+    known = f"{', '.join(TASKS)}, math"
+    if own_template:
+        then = "eval will need --task NAME (math: boxed answers checked as math)"
+    else:
+        then = "asked with the math template; eval scores it as the generic task 'math'"
+    log.warning(
+        "%s names no task llmeval knows (%s): %s; --task NAME says which", path, known, then
     )
 
 

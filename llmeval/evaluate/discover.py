@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from llmeval.errors import InputError, UsageError
 from llmeval.files import open_regular, read_file
 from llmeval.records import RunSpec
-from llmeval.tasks import Task, get_task, task_from_filename
+from llmeval.tasks import GENERIC, TASKS, Task, get_task, task_from_filename, unknown_task
 
 log = logging.getLogger("llmeval")
 SIDE_SUFFIXES = (".verdicts.jsonl", ".spec.json")
@@ -87,7 +87,7 @@ def resolve_task(path: Path, flag: str | None, spec: RunSpec | None) -> Task:
     if flag:
         task = get_task(flag)
         if task is None:
-            raise UsageError(f"unknown task {flag!r}")
+            raise UsageError(unknown_task(flag))
         return task
     if spec is not None and spec.task:
         task = get_task(spec.task)
@@ -95,6 +95,17 @@ def resolve_task(path: Path, flag: str | None, spec: RunSpec | None) -> Task:
             return task
     name = _first_row(path).get("task")  # our records carry `task`
     task = task_from_filename(path) or (get_task(name) if isinstance(name, str) else None)
+    if task is None and spec is not None and spec.prompt_template == GENERIC.template:
+        log.warning(
+            "%s: its run names no task and asked for boxed answers: scored as the generic task "
+            "'math' against its own input (--task NAME for another)",
+            path,
+        )
+        return GENERIC
     if task is None:
-        raise InputError(path, "cannot tell the task from the file name; pass --task NAME")
+        raise InputError(
+            path,
+            f"cannot tell the task from the file name; pass --task NAME ({', '.join(TASKS)}; "
+            "math: any problems with a boxed answer)",
+        )
     return task

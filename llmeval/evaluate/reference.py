@@ -34,7 +34,8 @@ def reference_problems(source: InputFile) -> tuple[Path, tuple[Problem, ...]] | 
         own = {f.name for f in fields(InputKeys)}  # (another version may have other keys)
         named = {k: v for k, v in source.spec.input_keys.items() if v is not None and k in own}
         candidates.append((Path(source.spec.input_file), InputKeys(**named)))
-    candidates.append((source.task.data_file, InputKeys()))
+    if source.task.data_file is not None:  # (the generic task: the file's own problems)
+        candidates.append((source.task.data_file, InputKeys()))
     for path, keys in candidates:
         try:
             mtime = path.stat().st_mtime

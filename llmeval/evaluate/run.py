@@ -4,6 +4,7 @@ then the worker pool for the distinct misses), and fold the verdicts into per-ta
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -109,6 +110,7 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
     files = [read_input(path, options.task, options.keys, options.keep_texts) for path in paths]
     for source in files:
         apply_reference(source)
+        _warn_golds_not_letters(source)
     cache = VerdictCache(caches, options.timeout_s)
     try:
         verdicts = _collect(files, options, cache)
@@ -208,6 +210,30 @@ def _gold_unparsed(source: InputFile, verdicts: _Verdicts) -> set[str]:
     kind = source.task.kind
     found = ((s, verdicts.known.get((kind, s.gold, s.answer or ""))) for s in source.samples)
     return {s.problem_id for s, v in found if v and v["strict"].detail == GOLD_UNPARSED}
+
+
+_LETTER = re.compile(r"\(?[A-Ja-j]\)?")
+
+
+def _warn_golds_not_letters(source: InputFile) -> None:
+    """A choice task grades option letters: golds that are not letters (math answers scored
+    under --task gpqa_diamond) are named, since every answer to them is wrong."""
+    if source.task.kind != "choice":
+        return
+    golds = {s.problem_id: s.gold for s in source.samples if s.gold}
+    odd = sorted(pid for pid, gold in golds.items() if not _LETTER.fullmatch(gold.strip()))
+    if odd:
+        log.warning(
+            "%s: --task %s grades option letters, but %d of %d problems have a gold that is no "
+            "letter (%s: %r): every answer to them is wrong; is the task right? (math: boxed "
+            "answers checked as math)",
+            source.path,
+            source.task.name,
+            len(odd),
+            len(golds),
+            odd[0],
+            golds[odd[0]],
+        )
 
 
 def _warn(source: InputFile, problem_ids: set[str], message: str) -> int:

@@ -106,7 +106,9 @@ def _svg(title: str, body: list[str]) -> str:
     )
     opened = SVG_OPEN if not extra else SVG_OPEN.replace(f"0 0 {W} {H}", f"0 0 {W} {H + extra}")
     opened = opened.replace(f'height="{H}"', f'height="{H + extra}"')
-    plot = "".join(body) if not extra else f'<g transform="translate(0 {extra})">{"".join(body)}</g>'
+    plot = (
+        "".join(body) if not extra else f'<g transform="translate(0 {extra})">{"".join(body)}</g>'
+    )
     return f"{opened}{head}{plot}</svg>"
 
 
