@@ -247,7 +247,8 @@ class TaskScore(_Record):
     n_timeout: int = 0
     n_error: int = 0
     n_truncated: int = 0
-    n_duplicates: int = 0
+    n_duplicates: int = 0  # rows under a (problem, sample index) another sample had: left out
+    n_copies: int = 0  # rows that copied an earlier row exactly: one sample, counted once
     n_ungraded: int = 0  # problems without a gold answer: left out of every figure
     n_gold_unparsed: int = 0  # problems whose gold the verifier cannot read (text compared)
     # accuracy under each verification policy ("strict", "lenient"); `accuracy` is the chosen's

@@ -56,6 +56,9 @@ TASKS["gpqa_diamond"] = Task("gpqa_diamond", "choice", CHOICE_TEMPLATE)
 # file name.
 GENERIC = Task("math", "math", MATH_TEMPLATE, shipped=False)
 
+# Other harnesses' names of these benchmarks (NeMo-Skills' folders eval-results/<name>/).
+ALIASES = {"math-500": "math500", "hmmt_feb25": "hmmt25"}
+
 # Longest names first so "aime24" never shadows a longer name that starts with it.
 _BY_LENGTH = sorted(TASKS, key=len, reverse=True)
 
@@ -64,7 +67,7 @@ def get_task(name: str) -> Task | None:
     """The task of a name as users write it (`aime24`, upstream `math_opensource/aime24`;
     `math`: the generic task)."""
     base = name.strip().rsplit("/", 1)[-1].lower()
-    return GENERIC if base == GENERIC.name else TASKS.get(base)
+    return GENERIC if base == GENERIC.name else TASKS.get(ALIASES.get(base, base))
 
 
 def unknown_task(name: str) -> str:
@@ -82,6 +85,8 @@ def unknown_task(name: str) -> str:
 def task_from_filename(path: str | Path) -> Task | None:
     """The task a file name points to: `aime24_bz64.jsonl` -> aime24; None if none fits."""
     stem = Path(path).name.lower()
+    if stem in ALIASES:
+        return TASKS[ALIASES[stem]]
     for find in (re.match, re.search):  # a name opening the file name, else one inside it
         for name in _BY_LENGTH:
             if find(rf"(?<![a-z0-9]){re.escape(name)}(?![a-z0-9])", stem):

@@ -123,9 +123,60 @@ def test_task_names_and_golds_that_do_not_fit_the_task(
     assert "--task gpqa_diamond grades option letters, but 3 of 3 problems have a gold" in err
     from tests.infer_helpers import infer
 
-    assert infer(None, path, tmp_path / "o.jsonl", "--task", "math-500") == 2
-    assert "--task: unknown task 'math-500' (nearest: math500" in capsys.readouterr().err
+    assert infer(None, path, tmp_path / "o.jsonl", "--task", "math5000") == 2
+    assert "--task: unknown task 'math5000' (nearest: math500" in capsys.readouterr().err
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _concat(path: Path, *parts: list[dict[str, Any]]) -> Path:
+    return write_jsonl(path, [row for part in parts for row in part])
+
+
+def test_a_file_appended_to_itself_counts_each_sample_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An upstream file (rows without a sample index) appended twice was 'aime24 · 30×2' with
+    every figure over doubled samples; copies are dropped and counted (footer and JSON)."""
+    rows = [upstream(r, with_ids=False) for r in _rows(_data("aime24"), 1, 1)]
+    path = _concat(tmp_path / "aime24.jsonl", rows, rows)
+    result = tmp_path / "result.json"
+    assert main(["eval", str(path), "--result-json", str(result), *FLAGS]) == 0
+    (task,) = json.loads(result.read_text())["tasks"]
+    assert (task["n_samples"], task["samples_scored"]) == (1, 30)  # (2, 60) before
+    assert task["n_copies"] == 30
+    assert task["complete"] and task["n_duplicates"] == 0 and task["sample_stderr"] == 0.0
+    captured = capsys.readouterr()
+    assert f"{path}:31 (problem " in captured.err and "30 rows are exact copies" in captured.err
+    assert (
+        "copies: aime24 · " in captured.out
+        and "30 rows copied earlier rows exactly" in captured.out
+    )
+
+
+def test_our_file_appended_to_itself_and_other_samples_under_a_taken_index(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = _rows(_data("aime24")[:2], 2, 1)
+    other = dict(rows[0], gen=rows[0]["gen"] + " Let me restate it.", seed=7)  # not a copy
+    path = _concat(tmp_path / "aime24.jsonl", rows, rows, [other])
+    (task,) = _eval(tmp_path, str(path))["tasks"]
+    assert (task["samples_scored"], task["n_duplicates"]) == (4, 1)  # (4, 5): 'repeated'
+    assert task["n_copies"] == 4
+    err = capsys.readouterr().err
+    assert "4 rows are exact copies" in err and f"{path}:5 (problem aime24/60, as line 1)" in err
+    assert "1 rows reuse an earlier row's (problem, sample index) with another text" in err
+
+
+def test_rows_alike_but_for_their_seed_are_two_samples(tmp_path: Path) -> None:
+    """Same problem and text drawn twice with other seeds (a short answer): two samples; the
+    same text and no seed, written twice: one."""
+    rows = [upstream(r, with_ids=False) for r in _rows(_data("aime24")[:1], 1, 1)]
+    seeded = [dict(rows[0], seed=1), dict(rows[0], seed=2)]
+    (task,) = _eval(tmp_path, str(_concat(tmp_path / "aime24.jsonl", seeded)))["tasks"]
+    assert (task["samples_scored"], task["n_copies"]) == (2, 0)
+    (task,) = _eval(tmp_path, str(_concat(tmp_path / "aime24.jsonl", rows, rows)))["tasks"]
+    assert task["samples_scored"] == 1  # 2 before
+    assert task["n_copies"] == 1

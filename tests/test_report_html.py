@@ -91,7 +91,9 @@ def test_run_settings_show_extra_body_as_json() -> None:
     assert "True" not in page.split('id="pictures"')[0]
 
 
-LONG_TITLE = "aime24 · DeepSeek-R1-Distill-Qwen-7B-step-12000: standard error vs samples per problem"
+LONG_TITLE = (
+    "aime24 · DeepSeek-R1-Distill-Qwen-7B-step-12000: standard error vs samples per problem"
+)
 
 
 def test_chart_titles_wrap_rather_than_run_off_the_chart() -> None:

@@ -107,7 +107,10 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
     caches = sorted({c for p in paths if (c := options.cache_file(p))})
     if not options.use_cache or not all(c.exists() for c in caches):
         prestart()  # probably cold: the verifier boots while the files are read
-    files = [read_input(path, options.task, options.keys, options.keep_texts) for path in paths]
+    files = [
+        read_input(path, options.task, options.keys, options.keep_texts, options.model)
+        for path in paths
+    ]
     for source in files:
         apply_reference(source)
         _warn_golds_not_letters(source)

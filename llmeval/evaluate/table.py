@@ -15,7 +15,7 @@ from rich.table import Table
 
 from llmeval.evaluate.run import EvalResult
 from llmeval.files import atomic_file
-from llmeval.records import ScoreReport
+from llmeval.records import ScoreReport, TaskScore
 
 
 def _pct(value: float | None) -> str:
@@ -86,6 +86,24 @@ def score_table(report: ScoreReport) -> Table:
     return table
 
 
+def footer(score: TaskScore) -> list[str]:
+    """The lines under the table about one run: what is missing, the rows not counted."""
+    run = f"{score.task} · {score.model}"
+    lines = []
+    if not score.complete:
+        lines.append(
+            f"incomplete: {run}: {score.n_problems_missing} problems without a sample, "
+            f"{score.samples_missing} samples missing in all"
+        )
+    if score.n_copies:
+        lines.append(f"copies: {run}: {score.n_copies} rows copied earlier rows exactly: "
+                     "dropped, each sample counted once")  # fmt: skip
+    if score.n_duplicates:
+        lines.append(f"left out: {run}: {score.n_duplicates} rows reused an earlier row's "
+                     "(problem, sample index) with another text or seed")  # fmt: skip
+    return lines
+
+
 class _Console(Console):
     """A console whose reader may stop reading (`| head`): the rest goes nowhere, no error."""
 
@@ -103,13 +121,8 @@ def print_report(report: ScoreReport) -> None:
     console.width = max(console.width, MIN_WIDTH)  # (print's own width can only narrow)
     console.print(score_table(report))
     for score in report.tasks:
-        if not score.complete:
-            console.print(
-                f"incomplete: {score.task} · {score.model}: {score.n_problems_missing} problems "
-                f"without a sample, {score.samples_missing} samples missing in all",
-                markup=False,
-                highlight=False,
-            )
+        for line in footer(score):
+            console.print(line, markup=False, highlight=False)
     for score in report.tasks:
         for label, groups in (("subject", score.by_subject), ("level", score.by_level)):
             if not groups:
