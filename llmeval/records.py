@@ -7,6 +7,7 @@ their only contract. Readers ignore unknown fields so the format can grow.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -96,6 +97,7 @@ class Generation(_Record):
     model: str | None = None
     endpoint: str | None = None
     task: str | None = None
+    settings: str | None = None  # the id of the run spec's settings it was drawn under
     # Problem metadata worth carrying to eval and the report (subject, level, ...).
     meta: dict[str, Any] = Field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
@@ -122,6 +124,14 @@ class ServerInfo(_Record):
     system_fingerprint: str | None = None
 
 
+class Segment(_Record):
+    """The settings a part of a run was drawn under (a resume with --force changed them): their
+    id, which each row records as `settings`, and the fields that change samples."""
+
+    id: str
+    fields: dict[str, Any]
+
+
 class RunSpec(Sampling):
     """What produced an output file: its sampling, and the model, servers (no credentials),
     task, n and input; written beside it as `<output>.spec.json`. A resume whose comparable
@@ -138,6 +148,8 @@ class RunSpec(Sampling):
     llmeval_version: str | None = None
     shard: str | None = None  # "K/N": this file holds shard K of N of the run (shards.py)
     server: ServerInfo | None = None
+    # every settings the run's samples were drawn under, oldest first, once there are two
+    segments: list[Segment] = Field(default_factory=list)
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
@@ -150,8 +162,25 @@ class RunSpec(Sampling):
     LOCAL: ClassVar[frozenset[str]] = frozenset(
         {"base_urls", "input_file", "llmeval_version", "shard", "server"}
     )
-    # ... and what a resume may change besides: n grows
-    RESUMABLE_CHANGES: ClassVar[frozenset[str]] = LOCAL | {"n_samples"}
+    # ... and what a resume may change besides: n grows (the segments are its history)
+    RESUMABLE_CHANGES: ClassVar[frozenset[str]] = LOCAL | {"n_samples", "segments"}
+
+    def segment(self) -> Segment:
+        """These settings as a segment: the fields that change samples, and their id."""
+        fields = {k: v for k, v in self.model_dump(mode="json").items()
+                  if k not in self.RESUMABLE_CHANGES and k != "schema_version"}  # fmt: skip
+        return Segment(id=cache_key(json.dumps(fields, sort_keys=True), size=12), fields=fields)
+
+    def continued(self, stored: RunSpec, changed: bool) -> RunSpec:
+        """This spec as it continues the run `stored`: its segments kept, and when the settings
+        `changed` (--force), the stored ones and these added."""
+        segments = list(stored.segments)
+        if changed:
+            segments = segments or [stored.segment()]
+            mine = self.segment()
+            if all(s.id != mine.id for s in segments):
+                segments.append(mine)
+        return self.model_copy(update={"segments": segments})
 
     def differences(self, other: RunSpec, *, merging: bool = False) -> dict[str, tuple[Any, Any]]:
         """Fields whose values differ and would change the samples: {name: (self, other)}; when
@@ -257,6 +286,8 @@ class TaskScore(_Record):
     truncation_rate: float | None = None
     mean_completion_tokens: float | None = None
     complete: bool  # every problem asked has every sample
+    # "samples 0-79 at temperature 0.6; 80-95 at temperature 1.0": drawn under several settings
+    mixed_settings: str | None = None
     by_subject: dict[str, GroupScore] = Field(default_factory=dict)
     by_level: dict[str, GroupScore] = Field(default_factory=dict)
     problems: list[ProblemScore] = Field(default_factory=list)

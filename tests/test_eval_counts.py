@@ -180,3 +180,47 @@ def test_rows_alike_but_for_their_seed_are_two_samples(tmp_path: Path) -> None:
     (task,) = _eval(tmp_path, str(_concat(tmp_path / "aime24.jsonl", rows, rows)))["tasks"]
     assert task["samples_scored"] == 1  # 2 before
     assert task["n_copies"] == 1
+
+
+def test_force_keeps_each_segments_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run continued with --force at another temperature: the spec kept only the new one, as
+    if every sample had been drawn at 1.0; now it keeps both, each row names its settings, and
+    eval and the report say which samples were drawn under which."""
+    from tests.infer_helpers import infer
+    from tests.support.threaded_server import serve
+
+    inp = write_jsonl(tmp_path / "aime24.jsonl", _data("aime24")[:3])
+    out = tmp_path / "m" / "aime24.jsonl"
+    with serve() as srv:
+        assert infer(srv.url, inp, out, "--n-samples", "2") == 0
+        # rows as an llmeval before this one wrote them: no settings id
+        out.write_text("".join(json.dumps({k: v for k, v in row.items() if k != "settings"}) + "\n"
+                               for row in _read(out)))  # fmt: skip
+        assert infer(srv.url, inp, out, "--n-samples", "3", "--temperature", "1.0") == 2
+        assert infer(srv.url, inp, out, "--n-samples", "3", "--temperature", "1.0", "--force") == 0
+        assert infer(srv.url, inp, out, "--n-samples", "4", "--temperature", "1.0") == 0
+    spec = json.loads(Path(f"{out}.spec.json").read_text())
+    assert spec["temperature"] == 1.0
+    assert [s["fields"]["temperature"] for s in spec["segments"]] == [0.6, 1.0]
+    assert {r["settings"] for r in _read(out) if r["sample_idx"] >= 2} == {
+        spec["segments"][1]["id"]
+    }
+    capsys.readouterr()
+    (task,) = _eval(tmp_path, str(out))["tasks"]
+    said = "samples 0-1 at temperature 0.6; 2-3 at temperature 1.0"
+    assert task["mixed_settings"] == said and task["complete"]
+    captured = capsys.readouterr()
+    assert f"mixed settings: {said}" in captured.err
+    assert f"mixed settings: aime24 · test-model: {said}" in captured.out
+    page = tmp_path / "r.html"
+    assert main(["report", str(out), "--out", str(page), *FLAGS]) == 0
+    assert f"mixed settings: aime24: {said}" in page.read_text()
+
+
+def test_index_ranges() -> None:
+    from llmeval.evaluate.segments import index_ranges
+
+    assert index_ranges([3, 0, 1, 2, 8, 10, 11, 11]) == "0-3, 8, 10-11"
+    assert index_ranges([5]) == "5" and index_ranges([]) == ""

@@ -132,6 +132,8 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         score.policies = {p: accuracy(source, p) for p in POLICIES}
         score.n_gold_unparsed = _warn(source, _gold_unparsed(source, verdicts), _UNPARSED)
         _warn(source, {s.problem_id for s in source.samples if not s.gold}, _UNGRADED)
+        if score.mixed_settings:
+            log.warning("%s: mixed settings: %s", source.path, score.mixed_settings)
         scores.append(score)
     stats = CacheStats.model_construct(
         files=[str(c) for c in caches],

@@ -96,6 +96,8 @@ class InputFile:
     model: str = ""  # the run spec's, else the rows' `model`, else the folder's name
     problems_missing: list[str] = field(default_factory=list)  # asked, but without a sample
     reference_ids: dict[str, str] = field(default_factory=dict)  # id -> the data file's id
+    # the sample indices drawn under each settings id the rows record (None: rows without one)
+    settings: dict[str | None, set[int]] = field(default_factory=dict)
 
 
 class _RowReader:
@@ -236,8 +238,10 @@ def read_input(
             continue
         if isinstance(row.get("model"), str):
             models[row["model"]] += 1
+        drawn = row.get("settings") if isinstance(row.get("settings"), str) else None
         for sample in reader.samples(lineno, row):
             result.samples.append(sample)
+            result.settings.setdefault(drawn, set()).add(sample.sample_idx)
             text = problem_text(row)
             if text is not None:
                 result.prompts.setdefault(sample.problem_id, text)

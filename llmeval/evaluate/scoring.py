@@ -18,6 +18,7 @@ from llmeval.evaluate.metrics import (
     summarize,
 )
 from llmeval.evaluate.samples import InputFile, Sample
+from llmeval.evaluate.segments import mixed_settings
 from llmeval.records import GroupScore, ProblemScore, TaskScore
 from llmeval.verify.verifier import rational_value
 
@@ -137,6 +138,7 @@ def task_score(source: InputFile, policy: str) -> TaskScore:
         truncation_rate=counts["n_truncated"] / len(outs) if outs else None,
         mean_completion_tokens=sum(tokens) / len(tokens) if tokens else None,
         complete=bool(outs) and expected == len(outs),
+        mixed_settings=mixed_settings(source.spec, source.settings),
         by_subject=_groups(problems, "subject"),
         by_level=_groups(problems, "level"),
         problems=problems,

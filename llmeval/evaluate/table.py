@@ -95,6 +95,8 @@ def footer(score: TaskScore) -> list[str]:
             f"incomplete: {run}: {score.n_problems_missing} problems without a sample, "
             f"{score.samples_missing} samples missing in all"
         )
+    if score.mixed_settings:
+        lines.append(f"mixed settings: {run}: {score.mixed_settings}")
     if score.n_copies:
         lines.append(f"copies: {run}: {score.n_copies} rows copied earlier rows exactly: "
                      "dropped, each sample counted once")  # fmt: skip

@@ -33,28 +33,36 @@ def done_keys(output: str | Path) -> set[tuple[str, int]]:
     return {(r.problem_id, r.sample_idx) for _, r in rows if r.finish_reason != CONTEXT_REJECTED}
 
 
-def check_spec(output: str | Path, spec: RunSpec, *, force: bool, has_output: bool) -> None:
-    """Refuse a resume whose sample-changing parameters differ from the existing spec."""
+def check_spec(output: str | Path, spec: RunSpec, *, force: bool, has_output: bool) -> RunSpec:
+    """Refuse a resume whose sample-changing parameters differ from the existing spec; the spec
+    to write: `spec` continuing the stored one (with --force, each part's settings kept)."""
     path = spec_path(output)
     if not path.exists():
         if has_output:
             log.warning("%s has no run spec beside it; writing one now", output)
-        return
+        return spec
     try:
-        diffs = RunSpec.read(read_file(path)).differences(spec)
+        stored = RunSpec.read(read_file(path))
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(map(str, error["loc"])) or "the file"
         raise InputError(path, f"not a valid run spec ({where}: {error['msg']})") from None
+    diffs = stored.differences(spec)
     if not diffs:
-        return
+        return spec.continued(stored, changed=False)
     shown = "; ".join(f"{k}: {brief(a)} -> {brief(b)}" for k, (a, b) in diffs.items())
     if not force:
         raise UsageError(
             f"{output} was made with other parameters ({shown}); "
             "use another --output, or --force to continue with the new ones"
         )
-    log.warning("--force: continuing %s with changed parameters (%s)", output, shown)
+    log.warning(
+        "--force: continuing %s with changed parameters (%s); the run spec keeps the earlier "
+        "ones for the samples drawn under them",
+        output,
+        shown,
+    )
+    return spec.continued(stored, changed=True)
 
 
 def brief(value: object, limit: int = 60) -> str:

@@ -143,7 +143,7 @@ async def _run(
     async with ChatClient(opts.client) as client:
         model = await client.resolve_model(opts.model)
         spec = build_spec(opts, model, [ep.url for ep in client.endpoints])
-        check_spec(output, spec, force=opts.force, has_output=bool(done))
+        spec = check_spec(output, spec, force=opts.force, has_output=bool(done))
         total = len(problems) * opts.n_samples
         log.info(
             "%d samples to request (%d of %d already in %s), %d workers, model %s",
@@ -172,7 +172,7 @@ async def _run(
             appender.write_raw(line)
 
         try:
-            await run_jobs(opts, model, jobs, problems, client, write, tally)
+            await run_jobs(opts, model, jobs, problems, client, write, tally, spec.segment().id)
         finally:
             shown.cancel()
             await asyncio.gather(shown, return_exceptions=True)

@@ -83,7 +83,12 @@ def overview(run: rd.Run, meta: dict[str, str]) -> str:
     )
     facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in meta.items())
     facts = f'<dl class="facts">{facts}</dl>'
-    return section("overview", "Overview", facts, table(HEAD, rows, "scores"), groups, specs)
+    mixed = "".join(
+        note(f"mixed settings: {task}: {s['mixed_settings']}")
+        for task, s in sorted(run.scores.items())
+        if s.get("mixed_settings")
+    )
+    return section("overview", "Overview", facts, table(HEAD, rows, "scores"), mixed, groups, specs)
 
 
 def _groups(task: str, s: dict) -> str:
