@@ -51,13 +51,21 @@ def _last(d: dict) -> tuple[str, float | None]:
     return k, d.get(k)
 
 
-HEAD = ["task", "model", "problems", "n", "scored", "accuracy % ± stderr", "sample stderr %",
-        "pass@k %", "maj@k %", "no-answer %", "timeout %", "truncated %", "mean tokens",
-        "complete"]  # fmt: skip
+def other_policy(policy: str) -> str:
+    """The policy whose accuracy is shown beside the chosen one's."""
+    return "lenient" if policy == "strict" else "strict"
 
 
-def score_row(task: str, s: dict) -> list[object]:
-    """One task's headline figures (eval's `TaskScore` fields), in percent."""
+def score_head(policy: str) -> list[str]:
+    """The overview's columns: the chosen policy's accuracy, and the other's beside it."""
+    return ["task", "model", "problems", "n", "scored", f"{policy} accuracy % ± stderr",
+            f"{other_policy(policy)} accuracy %", "sample stderr %", "pass@k %", "maj@k %",
+            "no-answer %", "timeout %", "truncated %", "mean tokens", "complete"]  # fmt: skip
+
+
+def score_row(task: str, s: dict, policy: str) -> list[object]:
+    """One task's headline figures (eval's `TaskScore` fields, under `policy`), in percent."""
+    other = (s.get("policies") or {}).get(other_policy(policy))
     k, pk = _last(s.get("pass_at_k", {}))
     mk, mj = _last(s.get("maj_at_k", {}))
     scored = max(s["samples_scored"], 1)
@@ -66,7 +74,7 @@ def score_row(task: str, s: dict) -> list[object]:
     return [
         task, s.get("model", "–"), s["n_problems"], s["n_samples"],
         f"{s['samples_scored']}/{s['samples_expected']}",
-        f"{pct(s['accuracy'])} ± {pct(s['stderr'])}", pct(s.get("sample_stderr"), 2),
+        f"{pct(s['accuracy'])} ± {pct(s['stderr'])}", pct(other), pct(s.get("sample_stderr"), 2),
         f"{pct(pk)} (k={k})", f"{pct(mj)} (k={mk})", pct(s["n_no_answer"] / scored),
         pct(s["n_timeout"] / scored), pct(s["n_truncated"] / scored),
         "–" if tokens is None else f"{tokens:.0f}",
@@ -76,7 +84,7 @@ def score_row(task: str, s: dict) -> list[object]:
 
 def overview(run: rd.Run, meta: dict[str, str]) -> str:
     """Per-task table from eval's figures, groups (subject, level), run settings, versions."""
-    rows = [score_row(task, s) for task, s in sorted(run.scores.items())]
+    rows = [score_row(task, s, run.policy) for task, s in sorted(run.scores.items())]
     groups = "".join(_groups(task, s) for task, s in sorted(run.scores.items()))
     specs = "".join(
         _spec(task, f.spec) for task, f in sorted(run.files.items()) if f.spec is not None
@@ -88,7 +96,8 @@ def overview(run: rd.Run, meta: dict[str, str]) -> str:
         for task, s in sorted(run.scores.items())
         if s.get("mixed_settings")
     )
-    return section("overview", "Overview", facts, table(HEAD, rows, "scores"), mixed, groups, specs)
+    scores = table(score_head(run.policy), rows, "scores")
+    return section("overview", "Overview", facts, scores, mixed, groups, specs)
 
 
 def _groups(task: str, s: dict) -> str:
@@ -178,14 +187,18 @@ def _points(v: float) -> str:
 
 
 def comparison(run: rd.Run, baseline: rd.Run) -> str:
-    """Per-task paired difference and the flipped problems."""
+    """Per-task paired difference under both policies, and the flipped problems (under the
+    chosen one)."""
     diffs = rd.compare(run, baseline)
-    head = ["task", "shared problems", f"{run.label} %", f"{baseline.label} %", "difference %",
-            "paired stderr %", "95% interval", "gained", "lost"]  # fmt: skip
+    policies = (run.policy, other_policy(run.policy))
+    both = zip(diffs, rd.compare(run, baseline, policies[1]), strict=True)
+    head = ["task", "policy", "shared problems", f"{run.label} %", f"{baseline.label} %",
+            "difference %", "paired stderr %", "95% interval", "gained", "lost"]  # fmt: skip
     rows = [
-        [d.task, d.n_common, pct(d.run), pct(d.baseline), _points(d.diff), pct(d.stderr),
-         _interval(d.diff, d.stderr), len(d.gained), len(d.lost)]
-        for d in diffs
+        [d.task, policy, d.n_common, pct(d.run), pct(d.baseline), _points(d.diff),
+         pct(d.stderr), _interval(d.diff, d.stderr), len(d.gained), len(d.lost)]
+        for pair in both
+        for d, policy in zip(pair, policies, strict=True)
     ]  # fmt: skip
     tasks = [{f.task.name for f in r.files.values()} for r in (run, baseline)]
     missing = sorted(tasks[0] ^ tasks[1])
