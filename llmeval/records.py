@@ -213,6 +213,9 @@ class Verdict(_Record):
     detail: str | None = None
     # The deadline a "timeout" verdict ran under: a later eval with a longer one retries it.
     timeout_s: float | None = None
+    # What decided it (the verifier id, or the judge's prompt version and model): a verdict of
+    # another version is told apart and dropped from the cache
+    verifier: str | None = None
 
 
 class ProblemScore(_Record):

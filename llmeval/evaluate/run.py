@@ -25,6 +25,7 @@ from llmeval.verify.verifier import (
     GOLD_UNPARSED,
     POLICIES,
     quick_status,
+    stale_verifier,
     verdict_key,
     verifier_id,
 )
@@ -114,7 +115,7 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
     for source in files:
         apply_reference(source)
         _warn_golds_not_letters(source)
-    cache = VerdictCache(caches, options.timeout_s)
+    cache = VerdictCache(caches, options.timeout_s, stale_verifier)
     try:
         verdicts = _collect(files, options, cache)
         _verify(verdicts, cache, options, sum(len(f.samples) for f in files), progress)
@@ -179,6 +180,7 @@ def _verify(
                 gold=pair[1],
                 detail=result.detail,
                 timeout_s=timeout_s,
+                verifier=verifier_id(pair[0], policy),
             )
             for policy, status in zip(POLICIES, statuses, strict=True)
         }
