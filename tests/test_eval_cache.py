@@ -176,7 +176,7 @@ def _made_by(verdict: Verdict, policy_id: str, *, recorded: bool) -> str:
 
     made = verifier_id("math", "strict").replace(POLICY_IDS["strict"], policy_id)
     key = cache_key(made, "math", verdict.gold or "", verdict.pred or "")
-    other = verdict.status == "correct" and "incorrect" or "correct"
+    other = "incorrect" if verdict.status == "correct" else "correct"
     old = Verdict(key=key, status=other, pred=verdict.pred, gold=verdict.gold,
                   verifier=made if recorded else None)  # fmt: skip
     return old.model_dump_json(exclude_none=True) + "\n"
