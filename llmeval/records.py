@@ -7,7 +7,6 @@ their only contract. Readers ignore unknown fields so the format can grow.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -125,8 +124,8 @@ class ServerInfo(_Record):
 
 
 class Segment(_Record):
-    """The settings a part of a run was drawn under (a resume with --force changed them): their
-    id, which each row records as `settings`, and the fields that change samples."""
+    """The settings a part of a run was drawn under (--force changed them): the fields that
+    change samples, and their id, which each row records as `settings`."""
 
     id: str
     fields: dict[str, Any]
@@ -164,23 +163,6 @@ class RunSpec(Sampling):
     )
     # ... and what a resume may change besides: n grows (the segments are its history)
     RESUMABLE_CHANGES: ClassVar[frozenset[str]] = LOCAL | {"n_samples", "segments"}
-
-    def segment(self) -> Segment:
-        """These settings as a segment: the fields that change samples, and their id."""
-        fields = {k: v for k, v in self.model_dump(mode="json").items()
-                  if k not in self.RESUMABLE_CHANGES and k != "schema_version"}  # fmt: skip
-        return Segment(id=cache_key(json.dumps(fields, sort_keys=True), size=12), fields=fields)
-
-    def continued(self, stored: RunSpec, changed: bool) -> RunSpec:
-        """This spec as it continues the run `stored`: its segments kept, and when the settings
-        `changed` (--force), the stored ones and these added."""
-        segments = list(stored.segments)
-        if changed:
-            segments = segments or [stored.segment()]
-            mine = self.segment()
-            if all(s.id != mine.id for s in segments):
-                segments.append(mine)
-        return self.model_copy(update={"segments": segments})
 
     def differences(self, other: RunSpec, *, merging: bool = False) -> dict[str, tuple[Any, Any]]:
         """Fields whose values differ and would change the samples: {name: (self, other)}; when

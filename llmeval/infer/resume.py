@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from llmeval.errors import InputError, UsageError
 from llmeval.files import read_file
+from llmeval.infer.segments import continued
 from llmeval.jsonl import read_models
 from llmeval.records import CONTEXT_REJECTED, RunSpec, SampleKey
 
@@ -49,7 +50,7 @@ def check_spec(output: str | Path, spec: RunSpec, *, force: bool, has_output: bo
         raise InputError(path, f"not a valid run spec ({where}: {error['msg']})") from None
     diffs = stored.differences(spec)
     if not diffs:
-        return spec.continued(stored, changed=False)
+        return continued(spec, stored, changed=False)
     shown = "; ".join(f"{k}: {brief(a)} -> {brief(b)}" for k, (a, b) in diffs.items())
     if not force:
         raise UsageError(
@@ -62,7 +63,7 @@ def check_spec(output: str | Path, spec: RunSpec, *, force: bool, has_output: bo
         output,
         shown,
     )
-    return spec.continued(stored, changed=True)
+    return continued(spec, stored, changed=True)
 
 
 def brief(value: object, limit: int = 60) -> str:

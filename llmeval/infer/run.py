@@ -20,6 +20,7 @@ from llmeval.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, LlmevalEr
 from llmeval.files import make_folder, read_file, write_json_atomic
 from llmeval.infer.options import InferOptions
 from llmeval.infer.resume import brief, check_spec, done_keys, spec_path
+from llmeval.infer.segments import segment_of
 from llmeval.infer.tally import (
     Tally,
     client_bound_hint,
@@ -172,7 +173,7 @@ async def _run(
             appender.write_raw(line)
 
         try:
-            await run_jobs(opts, model, jobs, problems, client, write, tally, spec.segment().id)
+            await run_jobs(opts, model, jobs, problems, client, write, tally, segment_of(spec).id)
         finally:
             shown.cancel()
             await asyncio.gather(shown, return_exceptions=True)
