@@ -225,11 +225,16 @@ class JudgeScore(_Record):
 
 
 class TaskScore(_Record):
-    """The figures of one generation file: one run of one model on one task; fractions 0-1."""
+    """The figures of one run of one model on one task (one generation file, or several: its
+    shards), computed once over the union of its samples; fractions 0-1."""
 
     task: str
     model: str  # the run spec's model, else the rows' `model`, else the file's folder
-    file: str
+    file: str  # the run's output: its file, or the file its shards belong to (may not exist)
+    files: list[str] = Field(default_factory=list)  # the generation files read: the run's union
+    shards: list[str] = Field(default_factory=list)  # "K/N" of each shard file among them
+    # the settings that tell runs of one model and task apart (the run spec's; {}: no spec)
+    settings: dict[str, Any] = Field(default_factory=dict)
     n_problems: int
     n_problems_missing: int = 0  # asked (run spec's input, else the task's data) but no sample
     n_samples: int  # n: samples per problem expected (run spec, else the most any problem has)
@@ -255,7 +260,12 @@ class TaskScore(_Record):
     judge: JudgeScore | None = None  # with --judge-url: `accuracy` stays the rules' alone
     truncation_rate: float | None = None
     mean_completion_tokens: float | None = None
+    mean_reasoning_tokens: float | None = None  # where rows report usage.reasoning_tokens
+    mean_answer_tokens: float | None = None  # completion minus reasoning, where both are known
     complete: bool  # every problem asked has every sample
+    # the missing (problem, sample) pairs by the shard that owns each, for each N the run's
+    # shard files were written with ("K/N" -> pairs; {} for an unsharded run)
+    missing_by_shard: dict[str, int] = Field(default_factory=dict)
     by_subject: dict[str, GroupScore] = Field(default_factory=dict)
     by_level: dict[str, GroupScore] = Field(default_factory=dict)
     problems: list[ProblemScore] = Field(default_factory=list)
