@@ -13,7 +13,13 @@ from typing import Any
 import pytest
 
 from llmeval.cli.main import main
-from llmeval.evaluate.labels import run_labels, run_settings, setting_labels, shard_layout
+from llmeval.evaluate.labels import (
+    distinct,
+    run_labels,
+    run_settings,
+    setting_labels,
+    shard_layout,
+)
 from llmeval.records import RunSpec, ServerInfo, TaskScore
 from llmeval.tasks import DATA_DIR
 from tests.support.synthetic import generation, output, write_jsonl
@@ -98,6 +104,16 @@ def test_labels_name_only_the_settings_that_differ() -> None:
         "aime24 · m · effort=high (b/aime24.jsonl)",
         "aime24 · m · effort=low · budget=4096",
     ]
+
+
+def test_alike_labels_are_told_apart_by_as_much_of_their_paths_as_it_takes() -> None:
+    files = ["/x/m/aime24.jsonl", "/y/m/aime24.jsonl", "/y/n/aime24.jsonl"]
+    assert distinct(["a", "a", "b"], files) == [
+        "a (/x/m/aime24.jsonl)",
+        "a (/y/m/aime24.jsonl)",
+        "b",
+    ]
+    assert distinct(["a", "b", "a"], files) == ["a (m/aime24.jsonl)", "b", "a (n/aime24.jsonl)"]
 
 
 def test_the_files_of_a_run_in_a_few_words() -> None:

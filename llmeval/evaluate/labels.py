@@ -70,12 +70,18 @@ def run_labels(scores: Sequence[TaskScore]) -> list[str]:
         " · ".join([s.task, *([s.model] if several or extra else []), *([extra] if extra else [])])
         for s, extra in zip(scores, settings, strict=True)
     ]
+    return distinct(labels, [s.file for s in scores])
+
+
+def distinct(labels: list[str], files: list[str]) -> list[str]:
+    """Labels told apart by their runs' file names (or more of their paths) where alike."""
+    labels = list(labels)
     for label, count in Counter(labels).items():
         if count == 1:
             continue
         group = [i for i, lab in enumerate(labels) if lab == label]
         for part in _PATH_PARTS:
-            names = [f"{label} ({part(Path(scores[i].file))})" for i in group]
+            names = [f"{label} ({part(Path(files[i]))})" for i in group]
             if len(set(names)) == len(names):
                 break
         for i, name in zip(group, names, strict=True):

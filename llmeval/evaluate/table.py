@@ -13,7 +13,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from llmeval.evaluate.labels import setting_labels, shard_layout
+from llmeval.evaluate.labels import distinct, setting_labels, shard_layout
 from llmeval.evaluate.run import EvalResult
 from llmeval.files import atomic_file
 from llmeval.records import ScoreReport, TaskScore
@@ -118,6 +118,7 @@ def print_report(report: ScoreReport) -> None:
         " · ".join(filter(None, (t.task, t.model, s)))
         for t, s in zip(report.tasks, settings, strict=True)
     ]
+    runs = distinct(runs, [t.file for t in report.tasks])
     for line in notes(report.tasks, runs):
         console.print(line, markup=False, highlight=False)
     for score, run in zip(report.tasks, runs, strict=True):
