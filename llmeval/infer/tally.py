@@ -62,7 +62,7 @@ def client_bound_hint(cpu_s: float, wall_s: float, stream: bool) -> str | None:
     if stream:
         cure = "`--no-stream` costs far less CPU per sample than parsing every token"
     else:
-        cure = "split the input across several llmeval processes, one output file each"
+        cure = "run several llmeval processes, each with its own --shard k/K of one run"
     return (
         f"llmeval used {share:.0%} of a CPU core over this {wall_s:.0f} s run: the client, "
         f"not the server, may have limited the rate; {cure}"
