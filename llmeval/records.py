@@ -74,8 +74,13 @@ class Usage(_Record):
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # of the completion, those spent reasoning (the server's
+    # `usage.completion_tokens_details.reasoning_tokens`, where it sends one)
+    reasoning_tokens: int | None = None
 
-    _sane = field_validator("prompt_tokens", "completion_tokens", mode="before")(token_count)
+    _sane = field_validator(
+        "prompt_tokens", "completion_tokens", "reasoning_tokens", mode="before"
+    )(token_count)
 
 
 class Generation(_Record):
@@ -87,6 +92,7 @@ class Generation(_Record):
     answer: str
     gen: str
     reasoning: str | None = None
+    reasoning_chars: int | None = None  # characters of `reasoning` (the server split it out)
     finish_reason: str | None = None
     cut_by: str | None = None  # "max_reply_bytes": the reply was cut at that cap (finish "length")
     usage: Usage | None = None
@@ -114,10 +120,12 @@ class SampleKey(_Record):
 
 
 class ServerInfo(_Record):
-    """What the server said about itself during a run: the model id it serves, its version
-    (vLLM's `/version`) and the `system_fingerprint` of its responses, where offered."""
+    """What the server said about itself during a run: the model id it serves (and the weights
+    behind it: vLLM's `root`), its version (vLLM's `/version`) and the `system_fingerprint` of
+    its responses, where offered; short strings, never more."""
 
     model_id: str | None = None
+    model_root: str | None = None
     version: str | None = None
     system_fingerprint: str | None = None
 
