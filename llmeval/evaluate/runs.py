@@ -139,7 +139,8 @@ def read_run(
 def check_one_run(parts: list[FilePart]) -> RunSpec | None:
     """The run spec of a run's files once they are proved one run: with several files, each has
     a spec, a shard file's spec names its shard, and the specs differ only where files of one
-    run may (`RunSpec.differences(merging=True)`); else one line naming the field and files."""
+    run may (`RunSpec.differences(merging=True)`, and n, which a resume may grow: the run's n
+    is the largest); else one line naming the field and files."""
     first = parts[0]
     if len(parts) == 1:
         return first.spec
@@ -161,6 +162,7 @@ def check_one_run(parts: list[FilePart]) -> RunSpec | None:
     for part in parts[1:]:
         assert part.spec is not None
         diff = first.spec.differences(part.spec, merging=True)
+        diff.pop("n_samples", None)  # a resume may grow n: seeds and requests do not depend on it
         if diff:
             (name, (mine, theirs)), *rest = diff.items()
             also = f"; also {', '.join(n for n, _ in rest)}" if rest else ""
@@ -168,7 +170,15 @@ def check_one_run(parts: list[FilePart]) -> RunSpec | None:
                 f"{first.path} and {part.path} are not one run: their run specs differ in "
                 f"{name} ({_short(mine)} vs {_short(theirs)}{also})"
             )
-    return first.spec
+    ns = sorted({part.spec.n_samples for part in parts if part.spec is not None})
+    if len(ns) > 1:
+        log.warning(
+            "%s: its files were written with n = %s (a resume grew it); the run plans n = %d",
+            run_output(first.path),
+            ", ".join(map(str, ns)),
+            ns[-1],
+        )
+    return first.spec.model_copy(update={"n_samples": ns[-1]})
 
 
 def _named_shard(spec: RunSpec) -> Shard | str | None:
