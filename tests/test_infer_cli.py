@@ -63,10 +63,13 @@ def test_a_resume_with_nothing_to_do_says_so_first_and_asks_no_server(
         assert infer(srv.url, small, out, "--n-samples", "2") == 0
     capsys.readouterr()
     # the server is gone (a finished Slurm job run again): it said it cannot connect, exit 4
-    assert infer(srv.url, small, out, "--n-samples", "2", "--temperature", "1.0") == 0
+    assert infer(srv.url, small, out, "--n-samples", "2") == 0
     captured = capsys.readouterr()
     assert captured.out.startswith("infer: nothing to do: all 10 samples (5 problems x 2)")
-    assert "other settings (temperature: 0.6 -> 1.0)" in captured.err
+    assert "cannot" not in captured.err
+    # other settings are refused as a resume's are, still without a server
+    assert infer(srv.url, small, out, "--n-samples", "2", "--temperature", "1.0") == 2
+    assert "made with other parameters (temperature: 0.6 -> 1.0)" in capsys.readouterr().err
 
 
 def test_raising_n_adds_samples_without_redoing_any(small: Path, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from llmeval.errors import InputError, UsageError
 from llmeval.files import open_regular, read_file
 from llmeval.records import RunSpec
+from llmeval.shards import SHARDS_SUFFIX, run_output, shard_of
 from llmeval.tasks import GENERIC, TASKS, Task, get_task, task_from_filename, unknown_task
 
 log = logging.getLogger("llmeval")
@@ -22,8 +23,9 @@ SKYTHOUGHT = "results.json"  # SkyThought's run file, found in folders like *.js
 
 
 def discover(paths: list[str]) -> list[Path]:
-    """Files named, `*.jsonl` (and SkyThought's `results.json`) in folders named, glob matches;
-    caches and exports skipped."""
+    """Files named, `*.jsonl` files (and SkyThought's `results.json`) in folders named (and the
+    shard files of their runs' `<run>.shards/` folders), glob matches; caches and exports
+    skipped."""
     found: list[Path] = []
     for raw in paths:
         matches = sorted(glob.glob(raw)) if glob.has_magic(raw) else [raw]
@@ -33,6 +35,8 @@ def discover(paths: list[str]) -> list[Path]:
             path = Path(match)
             if path.is_dir():
                 found.extend(p for p in sorted(path.glob("*.jsonl")) if _is_generation_file(p))
+                shards = sorted(path.glob(f"*{SHARDS_SUFFIX}/*.jsonl"))
+                found.extend(p for p in shards if shard_of(p) and _is_generation_file(p))
                 if (path / SKYTHOUGHT).is_file():
                     found.append(path / SKYTHOUGHT)
             elif not glob.has_magic(raw) or _is_generation_file(path):
@@ -88,8 +92,8 @@ def read_spec(path: Path) -> RunSpec | None:
 
 
 def resolve_task(path: Path, flag: str | None, spec: RunSpec | None) -> Task:
-    """The task from `--task`, else the run spec, else the file name, else the first row's
-    `task` field; else a clear error naming the file."""
+    """The task from `--task`, else the run spec, else the file name (a shard's run's), else
+    the first row's `task` field; else a clear error naming the file."""
     if flag:
         task = get_task(flag)
         if task is None:
@@ -100,9 +104,10 @@ def resolve_task(path: Path, flag: str | None, spec: RunSpec | None) -> Task:
         if task is not None:
             return task
     name = _first_row(path).get("task")  # our records carry `task`
-    # the file's name; else its folder's (NeMo-Skills eval-results/aime24/output-rs0.jsonl,
+    # the run's file name; else its folder's (NeMo-Skills eval-results/aime24/output-rs0.jsonl,
     # SkyThought <model>_aime24_<hash>/results.json)
-    task = task_from_filename(path) or task_from_filename(path.resolve().parent)
+    output = run_output(path)
+    task = task_from_filename(output) or task_from_filename(output.resolve().parent)
     task = task or (get_task(name) if isinstance(name, str) else None)
     if task is None and spec is not None and spec.prompt_template == GENERIC.template:
         log.warning(

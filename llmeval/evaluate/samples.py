@@ -2,7 +2,8 @@
 (`Generation`), upstream LLMEval's (`prompt`, `answer`, `gen` as a string or a one-element
 list, optional `doc_id`/`sample_index`) or other harnesses' (a list of n outputs in the
 response field, other keys named by flags). Big texts are dropped after extraction unless
-the report asks for them."""
+the report asks for them. One file is read here (another harness's as written: `layouts.py`);
+a run of several files is `runs.py`'s."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import Any
 from llmeval.errors import InputError
 from llmeval.evaluate.answers import read_answers
 from llmeval.evaluate.copies import Copies, count_repeats, fingerprint
-from llmeval.evaluate.discover import META_FIELDS, model_folder, read_spec, resolve_task
+from llmeval.evaluate.discover import META_FIELDS
 from llmeval.evaluate.extract import THINK_OPEN, TRUNCATED_REASONS
 from llmeval.evaluate.layouts import (
     MISSING,
@@ -30,7 +31,7 @@ from llmeval.evaluate.layouts import (
     text_field,
 )
 from llmeval.evaluate.options import RowKeys
-from llmeval.records import CONTEXT_REJECTED, RunSpec
+from llmeval.records import CONTEXT_REJECTED, token_count
 from llmeval.tasks import Task
 
 log = logging.getLogger("llmeval")
@@ -67,6 +68,7 @@ class Sample:
     status: dict[str, str] = field(default_factory=dict)
     judge: str | None = None
     judge_reply: str = ""
+    reasoning_tokens: int | None = None  # of completion_tokens, where the server said
 
     @property
     def answer(self) -> str | None:
@@ -82,27 +84,25 @@ class Sample:
         return self.status[policy] == "correct" and not self.truncated
 
 
-@dataclass
-class InputFile:
-    """One generation file read: its task and model, samples, run spec, duplicates dropped."""
-
-    path: Path
-    task: Task
-    samples: list[Sample] = field(default_factory=list)
-    spec: RunSpec | None = None
-    duplicates: int = 0  # rows under a (problem, sample index) another sample had: left out
-    copies: int = 0  # rows that copy an earlier row exactly: one sample, counted once
-    prompts: dict[str, str] = field(default_factory=dict)  # problem id -> its text (judge)
-    model: str = ""  # the run spec's, else the rows' `model`, else the folder's name
-    problems_missing: list[str] = field(default_factory=list)  # asked, but without a sample
-    reference_ids: dict[str, str] = field(default_factory=dict)  # id -> the data file's id
-    # the sample indices drawn under each settings id the rows record (None: rows without one)
-    settings: dict[str | None, set[int]] = field(default_factory=dict)
+def _tokens(row: dict[str, Any], position: int) -> tuple[int | None, int | None]:
+    """The completion tokens of a row's output at `position` (a harness's per-output counts,
+    else the row's `usage`) and the reasoning tokens among them (ours record
+    `usage.reasoning_tokens`; a server's raw usage nests them in `completion_tokens_details`),
+    each when it is a sane count (servers send garbage)."""
+    usage = row.get("usage")
+    if not isinstance(usage, dict):
+        return output_tokens(row, position), None
+    reasoning = usage.get("reasoning_tokens")
+    details = usage.get("completion_tokens_details")
+    if reasoning is None and isinstance(details, dict):
+        reasoning = details.get("reasoning_tokens")
+    return output_tokens(row, position), token_count(reasoning)
 
 
-class _RowReader:
-    """Turns the rows of one file into samples, numbering id-less rows per problem; exact
-    copies of earlier rows and rows under a taken (problem, sample index) are left out."""
+class RowReader:
+    """Turns the rows of one file into samples, numbering id-less rows per problem; an exact
+    copy of an earlier row without an index is left out here, pairs repeated with an index are
+    settled by `read_rows`."""
 
     def __init__(self, path: Path, task: Task, keys: RowKeys, keep_texts: bool) -> None:
         self.path, self.task, self.keys, self.keep_texts = path, task, keys, keep_texts
@@ -138,11 +138,10 @@ class _RowReader:
                 if not self.copies.is_copy(problem_id, j, fingerprint(gen, reasoning, seed), lineno)
             ]
         first = self._first_index(row, problem_id, len(texts), lineno)
-        out = [
+        return [
             self._sample(row, gen, problem_id, first + i, gold, meta, j)
             for i, (j, gen) in enumerate(texts)
         ]
-        return [s for s in out if self.copies.is_new((problem_id, s.sample_idx), lineno)]
 
     def _sample(
         self,
@@ -172,8 +171,10 @@ class _RowReader:
                 seconds(row.get("ttft_s")),
                 endpoint if isinstance(endpoint, str) else None,
             )
-        tokens = output_tokens(row, position)
-        return Sample(pid, idx, gold, pred, truncated, tokens, meta, anchored, texts)
+        tokens, thought = _tokens(row, position)
+        sample = Sample(pid, idx, gold, pred, truncated, tokens, meta, anchored, texts)
+        sample.reasoning_tokens = thought
+        return sample
 
     def problem_id(self, row: dict[str, Any], lineno: int) -> str:
         """The id under --id-key, else ours or upstream's, else derived from the problem text."""
@@ -203,57 +204,60 @@ def problem_text(row: dict[str, Any]) -> str | None:
     return next((row[k] for k in PROBLEM_TEXT_KEYS if isinstance(row.get(k), str)), None)
 
 
-def _model(spec: RunSpec | None, models: Counter[str], path: Path) -> str:
-    """The run's model: the run spec's, else the rows' (warned when they differ), else the
-    nearest folder that is not a benchmark's."""
-    if spec is not None:
-        return spec.model
-    if len(models) > 1:
-        named = ", ".join(f"{m} ({n} rows)" for m, n in models.most_common(5))
-        log.warning("%s: rows of several models (%s), scored as one run", path, named)
-    return models.most_common(1)[0][0] if models else model_folder(path)
+Pair = tuple[str, int]  # (problem id, sample index)
 
 
-def read_input(
+@dataclass
+class FileRows:
+    """What reading one file found besides its samples: its first row, the rows' models, its
+    exact copies of rows and its rows under a taken (problem, sample index), the pairs another
+    file of the run already held (by file), and the sample indices under each settings id the
+    rows record (None: rows without one)."""
+
+    first_row: dict[str, Any] | None = None
+    models: Counter[str] = field(default_factory=Counter)
+    duplicates: int = 0
+    copies: int = 0
+    across: dict[Path, list[Any]] = field(default_factory=dict)  # file -> [count, first pair]
+    settings: dict[str | None, set[int]] = field(default_factory=dict)
+
+
+def read_rows(
     path: Path,
-    task_flag: str | None,
-    keys: RowKeys | None = None,
-    keep_texts: bool = False,
-    model: str | None = None,
-) -> InputFile:
-    """Read one generation file (ours, upstream's or another harness's, as written); copies of
-    rows and rows under a taken (problem, sample index) are left out and counted. `model`
-    (--model) names the run's model."""
-    keys = keys or RowKeys()
-    spec = read_spec(path)
-    result = InputFile(path, resolve_task(path, task_flag, spec), spec=spec)
-    reader = _RowReader(path, result.task, keys, keep_texts)
-    rows = RowSource(path, keys.lm_filter)
-    first_row, rejected = None, 0
-    models: Counter[str] = Counter()
+    reader: RowReader,
+    samples: list[Sample],
+    prompts: dict[str, str],
+    seen: dict[Pair, tuple[Path, int]],
+) -> FileRows:
+    """Append the samples of one file, as written (ours, upstream's, another harness's), to
+    `samples` (and problem texts to `prompts`); a pair another file of the run held is counted
+    and left out, one this file repeats is an exact copy or another sample under a taken index
+    (`copies.count_repeats`), left out and counted."""
+    found = FileRows()
+    rows, rejected = RowSource(path, reader.keys.lm_filter), 0
     for lineno, row in rows:
-        first_row = first_row or row
+        found.first_row = found.first_row or row
         if row.get("finish_reason") == CONTEXT_REJECTED:  # not a sample (see records)
             rejected += 1
             continue
         if isinstance(row.get("model"), str):
-            models[row["model"]] += 1
+            found.models[row["model"]] += 1
         drawn = row.get("settings") if isinstance(row.get("settings"), str) else None
         for sample in reader.samples(lineno, row):
-            result.samples.append(sample)
-            result.settings.setdefault(drawn, set()).add(sample.sample_idx)
+            pair = (sample.problem_id, sample.sample_idx)
+            if pair in seen and seen[pair][0] != path:
+                where = seen[pair][0]
+                found.across.setdefault(where, [0, f"{pair[0]}#{pair[1]}"])[0] += 1
+                continue
+            if not reader.copies.is_new(pair, lineno):  # settled below
+                continue
+            seen[pair] = (path, lineno)
+            samples.append(sample)
+            found.settings.setdefault(drawn, set()).add(sample.sample_idx)
             text = problem_text(row)
             if text is not None:
-                result.prompts.setdefault(sample.problem_id, text)
+                prompts.setdefault(sample.problem_id, text)
     rows.said()
-    if first_row is None:
-        raise InputError(path, "no samples in the file (empty)")
-    if not any(s.gold for s in result.samples):
-        raise InputError(
-            path,
-            f"no row has a gold answer under {keys.answer!r} (a row has: "
-            f"{', '.join(sorted(first_row)[:20])}); name it with --answer-key",
-        )
     if rejected:
         log.warning(
             "%s: %d rows are empty samples an older infer wrote when the server refused them for "
@@ -261,7 +265,7 @@ def read_input(
             path,
             rejected,
         )
-    result.copies, result.duplicates = count_repeats(reader.copies, rows, keys.response,
-                                                     reader.problem_id)  # fmt: skip
-    result.model = model or _model(spec, models, path)
-    return result
+    found.copies, found.duplicates = count_repeats(
+        reader.copies, rows, reader.keys.response, reader.problem_id
+    )
+    return found
