@@ -120,6 +120,9 @@ def test_nemo_skills_output_file(tmp_path: Path) -> None:
     assert main(["report", str(path), "--model", "Qwen2.5-Math-7B-step500", "--out", str(page),
                  *FLAGS]) == 0  # fmt: skip
     assert "<td>Qwen2.5-Math-7B-step500</td>" in page.read_text()
+    args = ["report", str(path), "--baseline", str(path), "--model", "step500", "--out", str(page)]
+    assert main([*args, *FLAGS]) == 0  # --model names the run, not its baseline
+    assert "Comparison with Qwen2.5-Math-7B</h2>" in page.read_text()
 
 
 def test_limo_outputs(tmp_path: Path) -> None:
