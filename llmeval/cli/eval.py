@@ -67,8 +67,8 @@ def add_eval_options(parser: argparse.ArgumentParser) -> None:
     add("--filter", dest="lm_filter", metavar="NAME",
         help="lm-evaluation-harness samples files: the filter whose rows are read (default: "
         "the first in the file)")  # fmt: skip
-    add("--model", help="the model of every run read (report: not the baseline's; default: the "
-        "run spec's, else the rows', else the nearest folder that is not a benchmark's)")  # fmt: skip
+    add("--model", help="the model of every run read (report: not the baseline's; default: "
+        "the run spec's, else the rows', else the nearest folder not a benchmark's)")  # fmt: skip
     add("--no-progress", action="store_true", help="no progress display")
 
 
