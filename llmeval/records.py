@@ -262,7 +262,14 @@ class TaskScore(_Record):
     mean_completion_tokens: float | None = None
     mean_reasoning_tokens: float | None = None  # where rows report usage.reasoning_tokens
     mean_answer_tokens: float | None = None  # completion minus reasoning, where both are known
+    mean_prompt_tokens: float | None = None  # where rows report usage.prompt_tokens
     complete: bool  # every problem asked has every sample
+    # in progress: avg@k over the k rounds (samples 0..k-1) every planned problem has finished,
+    # and the mean over all finished samples (it reads high while short answers finish first)
+    rounds_complete: int = 0
+    rounds_accuracy: float | None = None
+    rounds_stderr: float | None = None
+    finished_mean: float | None = None
     # the missing (problem, sample) pairs by the shard that owns each, for each N the run's
     # shard files were written with ("K/N" -> pairs; {} for an unsharded run)
     missing_by_shard: dict[str, int] = Field(default_factory=dict)

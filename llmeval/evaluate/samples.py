@@ -58,6 +58,7 @@ class Sample:
     judge: str | None = None
     judge_reply: str = ""
     reasoning_tokens: int | None = None  # of completion_tokens, where the server said
+    prompt_tokens: int | None = None  # usage.prompt_tokens, where the row has it
 
     @property
     def answer(self) -> str | None:
@@ -90,18 +91,19 @@ def _seconds(value: Any) -> float | None:
     return float(value) if ok else None
 
 
-def _tokens(row: dict[str, Any]) -> tuple[int | None, int | None]:
-    """The completion tokens a row reports and the reasoning tokens among them (ours record
-    `usage.reasoning_tokens`; a server's raw usage nests them in `completion_tokens_details`),
-    each when it is a sane count (servers send garbage)."""
+def _tokens(row: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
+    """The completion tokens a row reports, the reasoning tokens among them (ours record
+    `usage.reasoning_tokens`; a server's raw usage nests them in `completion_tokens_details`)
+    and the prompt tokens, each when it is a sane count (servers send garbage)."""
     usage = row.get("usage")
     if not isinstance(usage, dict):
-        return None, None
+        return None, None, None
     reasoning = usage.get("reasoning_tokens")
     details = usage.get("completion_tokens_details")
     if reasoning is None and isinstance(details, dict):
         reasoning = details.get("reasoning_tokens")
-    return token_count(usage.get("completion_tokens")), token_count(reasoning)
+    counts = (usage.get("completion_tokens"), reasoning, usage.get("prompt_tokens"))
+    return token_count(counts[0]), token_count(counts[1]), token_count(counts[2])
 
 
 def no_field(
@@ -164,9 +166,9 @@ class RowReader:
                 _seconds(row.get("ttft_s")),
                 endpoint if isinstance(endpoint, str) else None,
             )
-        tokens, reasoning = _tokens(row)
+        tokens, reasoning, prompt_tokens = _tokens(row)
         sample = Sample(pid, idx, gold, pred, truncated, tokens, meta, anchored, texts)
-        sample.reasoning_tokens = reasoning
+        sample.reasoning_tokens, sample.prompt_tokens = reasoning, prompt_tokens
         return sample
 
     def _problem_id(self, row: dict[str, Any], lineno: int) -> str:

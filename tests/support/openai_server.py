@@ -49,6 +49,7 @@ class ServerConfig:
     fault_seed: int = 0
     api_key: str | None = None  # when set, require "Authorization: Bearer <key>"
     judge: tuple[tuple[str, str], ...] = ()  # (regex, reply): a scripted judge (fake_model)
+    wrong_longer: bool = False  # wrong answers longer than right ones (fake_model)
 
 
 class OpenAIServer:
@@ -57,7 +58,9 @@ class OpenAIServer:
     def __init__(self, config: ServerConfig | None = None) -> None:
         self.config = config or ServerConfig()
         cfg = self.config
-        self.model = FakeModel(cfg.answers, cfg.accuracy, cfg.min_words, cfg.max_words, cfg.judge)
+        self.model = FakeModel(
+            cfg.answers, cfg.accuracy, cfg.min_words, cfg.max_words, cfg.judge, cfg.wrong_longer
+        )
         self.stats: collections.Counter[str] = collections.Counter()
         self.bodies: collections.deque[dict[str, Any]] = collections.deque(maxlen=10_000)
         self.auth_seen: set[str] = set()
