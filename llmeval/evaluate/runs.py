@@ -57,6 +57,7 @@ class InputRun:
     problems_missing: list[str] = field(default_factory=list)  # asked, but without a sample
     reference_ids: dict[str, str] = field(default_factory=dict)  # id -> the data file's id
     parts: list[FilePart] = field(default_factory=list)  # its files (default: `path` alone)
+    gold_unparsed: set[str] = field(default_factory=set)  # problems whose gold compared as text
 
     def __post_init__(self) -> None:
         if not self.parts:
