@@ -139,7 +139,6 @@ def test_a_pair_in_two_shards_counts_once_with_a_warning_naming_both(
     ("change", "field", "shown"),
     [
         ({"temperature": 1.0}, "temperature", "(0.6 vs 1.0)"),
-        ({"n_samples": 8}, "n_samples", "(4 vs 8)"),
         ({"reasoning_effort": "high"}, "reasoning_effort", "(None vs 'high')"),
         ({"model": "other", "thinking_budget": 512}, "model", "('test-model' vs 'other'; also"),
     ],
@@ -163,6 +162,23 @@ def test_shards_of_two_runs_are_refused_in_one_line(
         (line,) = [line for line in err.splitlines() if ": error: " in line]
         assert f"{out} and {files[2]} are not one run: their run specs differ in {field}" in line
         assert shown in line and "Traceback" not in err
+
+
+def test_a_shard_whose_resume_grew_n_merges_and_the_run_plans_the_larger_n(
+    unsharded: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Seeds and requests do not depend on n: a shard rerun with --n-samples 8 is still the
+    run; the others' samples 4-7 are missing, named by their shards, never a refusal."""
+    out = _copy(unsharded, tmp_path)
+    out.unlink()
+    files = split(out, 2, rows(unsharded))
+    spec_path = Path(f"{files[1]}.spec.json")
+    spec = RunSpec.read(spec_path.read_bytes())
+    spec_path.write_text(spec.model_copy(update={"n_samples": 8}).model_dump_json())
+    (task,) = _eval(tmp_path, str(out.parent))
+    assert (task["n_samples"], task["complete"], task["samples_missing"]) == (8, False, 120)
+    assert sum(task["missing_by_shard"].values()) == 120
+    assert any("written with n = 4, 8" in r.getMessage() for r in caplog.records)
 
 
 def test_a_shard_without_a_spec_or_with_another_shards_spec_is_refused(

@@ -119,9 +119,9 @@ def _write(args: argparse.Namespace, prices: Prices | None, refreshed: str = "")
             f"their figures will change. Written {stamp()}{refreshed}."
         )
     baseline, baseline_results = None, []
-    if args.baseline:  # evaluated with the same options
-        base_args = argparse.Namespace(**{**vars(args), "paths": args.baseline, "input_path": []})
-        baseline_results.append(evaluate(base_args, keep_texts=True))
+    if args.baseline:  # evaluated with the same options (--model names the run's), a copy
+        base = {**vars(args), "paths": args.baseline, "input_path": [], "model": None}
+        baseline_results.append(evaluate(argparse.Namespace(**base), keep_texts=True))
         baseline = run_from_eval(baseline_results[0], args.baseline_label)
         tell_apart(current, baseline)
         meta["model"], meta["baseline"] = current.label, baseline.label

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from llmeval.errors import InputError, UsageError
-from llmeval.evaluate.discover import read_spec, resolve_task
+from llmeval.evaluate.discover import model_folder, read_spec, resolve_task
 from llmeval.evaluate.options import RowKeys
-from llmeval.evaluate.samples import Pair, RowReader, Sample, no_field, read_rows
+from llmeval.evaluate.samples import Pair, RowReader, Sample, read_rows
 from llmeval.records import RunSpec
 from llmeval.shards import (
     Shard,
@@ -51,12 +51,15 @@ class InputRun:
     task: Task
     samples: list[Sample] = field(default_factory=list)
     spec: RunSpec | None = None
-    duplicates: int = 0  # pairs read again (in one file or across files) and left out
+    duplicates: int = 0  # pairs read again (across files, or with another text) and left out
+    copies: int = 0  # rows that copied an earlier row of their file exactly: counted once
     prompts: dict[str, str] = field(default_factory=dict)  # problem id -> its text (judge)
     model: str = ""  # the run spec's, else the rows' `model`, else the folder's name
     problems_missing: list[str] = field(default_factory=list)  # asked, but without a sample
     reference_ids: dict[str, str] = field(default_factory=dict)  # id -> the data file's id
     parts: list[FilePart] = field(default_factory=list)  # its files (default: `path` alone)
+    # the sample indices drawn under each settings id the rows record (None: rows without one)
+    settings: dict[str | None, set[int]] = field(default_factory=dict)
     gold_unparsed: set[str] = field(default_factory=set)  # problems whose gold compared as text
 
     def __post_init__(self) -> None:
@@ -100,10 +103,15 @@ def group_runs(paths: list[Path]) -> list[list[Path]]:
 
 
 def read_run(
-    paths: list[Path], task_flag: str | None, keys: RowKeys | None = None, keep_texts: bool = False
+    paths: list[Path],
+    task_flag: str | None,
+    keys: RowKeys | None = None,
+    keep_texts: bool = False,
+    model: str | None = None,
 ) -> InputRun:
     """Read the files of one run (`group_runs`, proved one run by `check_one_run`); the first
-    of duplicate (problem, sample) rows is kept, and a pair two files hold is named with both."""
+    of duplicate (problem, sample) rows is kept, and a pair two files hold is named with both.
+    `model` (--model) names the run's model."""
     keys = keys or RowKeys()
     parts = [FilePart(path, read_spec(path), shard_of(path)) for path in paths]
     spec = check_one_run(parts)
@@ -120,6 +128,9 @@ def read_run(
         first_row = first_row or found.first_row
         models.update(found.models)
         run.duplicates += found.duplicates
+        run.copies += found.copies
+        for drawn, indices in found.settings.items():
+            run.settings.setdefault(drawn, set()).update(indices)
         for other, (count, example) in found.across.items():
             run.duplicates += count
             log.warning(
@@ -131,16 +142,20 @@ def read_run(
         what = "the file" if len(parts) == 1 else "its files"
         raise InputError(run.name, f"no samples in {what} (empty)")
     if not any(s.gold for s in run.samples):
-        what = f"no row has a gold answer under {keys.answer!r}"
-        raise no_field(run.name, what, first_row, "name it with --answer-key")
-    run.model = _model(spec, models, run.path)
+        raise InputError(
+            run.name,
+            f"no row has a gold answer under {keys.answer!r} (a row has: "
+            f"{', '.join(sorted(first_row)[:20])}); name it with --answer-key",
+        )
+    run.model = model or _model(spec, models, run.path)
     return run
 
 
 def check_one_run(parts: list[FilePart]) -> RunSpec | None:
     """The run spec of a run's files once they are proved one run: with several files, each has
     a spec, a shard file's spec names its shard, and the specs differ only where files of one
-    run may (`RunSpec.differences(merging=True)`); else one line naming the field and files."""
+    run may (`RunSpec.differences(merging=True)`, and n, which a resume may grow: the run's n
+    is the largest); else one line naming the field and files."""
     first = parts[0]
     if len(parts) == 1:
         return first.spec
@@ -162,6 +177,7 @@ def check_one_run(parts: list[FilePart]) -> RunSpec | None:
     for part in parts[1:]:
         assert part.spec is not None
         diff = first.spec.differences(part.spec, merging=True)
+        diff.pop("n_samples", None)  # a resume may grow n: seeds and requests do not depend on it
         if diff:
             (name, (mine, theirs)), *rest = diff.items()
             also = f"; also {', '.join(n for n, _ in rest)}" if rest else ""
@@ -169,7 +185,15 @@ def check_one_run(parts: list[FilePart]) -> RunSpec | None:
                 f"{first.path} and {part.path} are not one run: their run specs differ in "
                 f"{name} ({_short(mine)} vs {_short(theirs)}{also})"
             )
-    return first.spec
+    ns = sorted({part.spec.n_samples for part in parts if part.spec is not None})
+    if len(ns) > 1:
+        log.warning(
+            "%s: its files were written with n = %s (a resume grew it); the run plans n = %d",
+            run_output(first.path),
+            ", ".join(map(str, ns)),
+            ns[-1],
+        )
+    return first.spec.model_copy(update={"n_samples": ns[-1]})
 
 
 def _named_shard(spec: RunSpec) -> Shard | str | None:
@@ -187,13 +211,13 @@ def _short(value: Any, limit: int = 40) -> str:
 
 def _model(spec: RunSpec | None, models: Counter[str], path: Path) -> str:
     """The run's model: the run spec's, else the rows' (warned when they differ), else the
-    folder its file (or its shards folder) is in."""
+    nearest folder of its file (or shards folder) that is not a benchmark's."""
     if spec is not None:
         return spec.model
     if len(models) > 1:
         named = ", ".join(f"{m} ({n} rows)" for m, n in models.most_common(5))
         log.warning("%s: rows of several models (%s), scored as one run", path, named)
-    return models.most_common(1)[0][0] if models else path.resolve().parent.name
+    return models.most_common(1)[0][0] if models else model_folder(path)
 
 
 def missing_pairs(problems: Iterable[str], n: int, present: set[Pair]) -> list[Pair]:

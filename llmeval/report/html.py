@@ -20,6 +20,7 @@ from string import Template
 from typing import Any
 
 from llmeval.report import sections
+from llmeval.report.comparison import comparison
 from llmeval.report.data import Run, fraction_correct, sample_texts
 from llmeval.report.grid import GLYPHS, NAMES, cell_kind, grid_section
 from llmeval.report.leaderboard import leaderboard
@@ -119,7 +120,7 @@ def render_report(
         sections.pictures(run),
         grid_section(bool(rows)),
         sections.section("problems", "Problems and samples", PROBLEMS_TABLE),
-        sections.comparison(run, baseline) if baseline is not None else "",
+        comparison(run, baseline) if baseline is not None else "",
         tokens_section(run, prices),
         sections.overturned(run),
         sections.serving(run),
