@@ -63,6 +63,7 @@ class InputRun:
     parts: list[FilePart] = field(default_factory=list)  # its files (default: `path` alone)
     # the sample indices drawn under each settings id the rows record (None: rows without one)
     settings: dict[str | None, set[int]] = field(default_factory=dict)
+    gold_unparsed: set[str] = field(default_factory=set)  # problems whose gold compared as text
 
     def __post_init__(self) -> None:
         if not self.parts:
