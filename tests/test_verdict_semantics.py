@@ -209,7 +209,8 @@ ROWS = [
     ("12:00 \\text{ a.m.}", "0:00", S, OK, "midnight"),
     ("1:20", "\\frac{1}{20}", S, OK, "a time-shaped gold against a fraction: a ratio"),
     ("\\frac{1}{0}", "\\frac{2}{0}", S, NO, "WRONG: a division by zero is never equal"),
-    ("1/0", "1/0", S, NO, "WRONG: not even to itself"),
+    ("1/0", "1/0", S, OK, "the gold as written (item 29.1: decided before any parser)"),
+    ("1/0", "2/0", S, NO, "WRONG: another division by zero"),
     # --- one-letter golds ---------------------------------------------------------------
     ("A", "A^2", S, NO, "WRONG: an expression in the letter"),
     ("E", "\\mathrm{E}*2", S, NO, "WRONG: the letter times 2"),
@@ -332,6 +333,51 @@ ROWS = [
     ("f'(x) = 2x", "f(x) = 2x", S, NO, "WRONG: a derivative is not its function"),
     ("f'(x) = 2x", "f'(x)=2x", S, OK, "the same derivative"),
     ("A'", "A", S, NO, "WRONG: a primed point is another point"),
+    # --- issue 29.1: an answer that is its gold as written is correct -------------------
+    (
+        "$x = \\frac{-b \\pm \\sqrt{b^2 - 4ac}}{2a}$",
+        "x = \\frac{-b \\pm \\sqrt{b^2 - 4ac}}{2a}",
+        S,
+        OK,
+        "a $-delimited gold, boxed",
+    ),
+    (
+        "$x = \\frac{-b \\pm \\sqrt{b^2 - 4ac}}{2a}$",
+        "x=\\dfrac{-b\\pm\\sqrt{b^2-4ac}}{2a}",
+        L,
+        OK,
+        "spacing and dfrac aside",
+    ),
+    (
+        "$x = \\frac{-b \\pm \\sqrt{b^2 - 4ac}}{2a}$",
+        "x = \\frac{-b + \\sqrt{b^2 - 4ac}}{2a}",
+        S,
+        NO,
+        "WRONG: one root of two",
+    ),
+    (
+        "$$x = \\frac{1}{2}, x = \\frac{-1 \\pm \\sqrt{13}}{4}$$",
+        "x = \\frac{1}{2}, x = \\frac{-1 \\pm \\sqrt{13}}{4}",
+        S,
+        OK,
+        "$$, a list",
+    ),
+    (
+        "$$x = \\frac{1}{2}, x = \\frac{-1 \\pm \\sqrt{13}}{4}$$",
+        "x = \\frac{1}{2}, x = \\frac{-1 \\pm \\sqrt{13}}{4}",
+        L,
+        OK,
+        "...lenient too",
+    ),
+    (
+        "$$x = \\frac{1}{2}, x = \\frac{-1 \\pm \\sqrt{13}}{4}$$",
+        "x = \\frac{1}{2}, x = \\frac{-1 \\pm \\sqrt{3}}{4}",
+        S,
+        NO,
+        "WRONG: another root",
+    ),
+    ("\\(\\left(3, \\tfrac{\\pi}{2}\\right)\\)", "(3,\\frac{\\pi}{2})", S, OK, "\\( \\), \\left"),
+    ("42", "4 2", S, NO, "WRONG: a space between digits stays (a mixed number)"),
 ]
 
 

@@ -28,7 +28,7 @@ from llmeval.tasks import AnswerKind
 Policy = Literal["strict", "lenient"]
 POLICIES: tuple[Policy, ...] = ("strict", "lenient")
 # Bump when anything below changes a verdict: every cached verdict of that policy then misses.
-POLICY_IDS = {"strict": "strict-last-box-v5", "lenient": "lenient-anchor-approx-v4"}
+POLICY_IDS = {"strict": "strict-last-box-v6", "lenient": "lenient-anchor-approx-v5"}
 GOLD_UNPARSED = "gold unparsed"
 # math-verify's comparison options, fixed (its defaults, written out so they cannot drift).
 FLOAT_ROUNDING = 6
@@ -166,19 +166,20 @@ def verify(
     if quick is not None:
         return quick, None, None
     from llmeval.verify.answer import normalize_answer
-    from llmeval.verify.gold import normalize_gold
+    from llmeval.verify.gold import normalize_gold, same_text
     from llmeval.verify.lenient import approx_equal
     from llmeval.verify.lists import list_status
     from llmeval.verify.matching import first_expr
     from llmeval.verify.shapes import shape_status
 
+    if same_text(gold, answer):  # reflexive by construction (the parse only names the gold)
+        return "correct", None, None if parse_gold(gold) else GOLD_UNPARSED
     shaped = shape_status(gold, answer, _same)  # read on the text: times, letters, words, ...
     if shaped is not None:
         return shaped, None, None
     gold_parsed = parse_gold(gold)
     if not gold_parsed:  # counted and named by eval; never silently wrong
-        same = "".join(gold.split()) == "".join(answer.split())
-        return ("correct" if same else "incorrect"), None, GOLD_UNPARSED
+        return "incorrect", None, GOLD_UNPARSED
     normalized = normalize_answer(answer, gold)
     listed = list_status(normalize_gold(gold) or "", normalized, _same)
     if listed is not None:
