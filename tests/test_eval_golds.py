@@ -56,6 +56,29 @@ def test_a_gold_fixed_between_runs_grades_every_row_against_the_current_gold(
     assert task["accuracy"] == 0.5 and "the latest row's gold '6'" in capsys.readouterr().err
 
 
+def test_one_output_one_verdict_whatever_gold_its_row_held(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Answers are read for the gold a sample is graded against (issue 29.3): the same output
+    boxing both roots was incorrect in a run whose rows held an old one-part gold (its last
+    box alone was read) and correct in a run whose rows held the current `-2,1`."""
+    problem = next(
+        json.loads(line)
+        for line in (DATA_DIR / "math500.jsonl").open()
+        if '"test/intermediate_algebra/1102.json"' in line
+    )
+    gen = output(None, 500, RNG) + "The integer roots are $\\boxed{-2}$ and $\\boxed{1}$."
+    scores = []
+    for name, held in (("old", "1"), ("current", problem["answer"])):
+        rows = [generation(problem["id"], i, held, gen) for i in range(2)]
+        for row in rows:
+            row["prompt"] = problem["problem"]
+        (tmp_path / name).mkdir()
+        scores.append(_eval(tmp_path, write_jsonl(tmp_path / name / "math500.jsonl", rows)))
+    assert [score["accuracy"] for score in scores] == [1.0, 1.0]  # the old-gold run said 0.0
+    assert "('1' -> '-2,1')" in capsys.readouterr().err
+
+
 def test_a_nan_gold_is_ungraded_and_numeric_ids_are_text(tmp_path: Path) -> None:
     rows = [generation("a", 0, "5", output("5", 100, RNG)), generation("b", 0, "5", "\\boxed{5}")]
     rows[1]["answer"] = math.nan  # json writes NaN

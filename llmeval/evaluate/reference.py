@@ -13,7 +13,7 @@ from pathlib import Path
 
 from llmeval.errors import LlmevalError
 from llmeval.evaluate.discover import META_FIELDS
-from llmeval.evaluate.samples import InputFile, Sample
+from llmeval.evaluate.samples import InputFile, Sample, reread_answers
 from llmeval.files import read_file
 from llmeval.problems import InputKeys, load_problems
 from llmeval.records import Problem, RunSpec
@@ -134,8 +134,9 @@ def _settle_golds(
 ) -> None:
     """One gold per problem: the current input's (`current`) where its rows hold another and
     were asked alike or disagree among themselves, else the rows' own (said); a problem no
-    input holds whose rows disagree: the latest row's."""
-    changed, kept = [], []
+    input holds whose rows disagree: the latest row's. Answers are read again for a settled
+    gold."""
+    changed, kept, settled = [], [], {}
     for pid, samples in by_problem.items():
         golds = list(dict.fromkeys(s.gold for s in samples if s.gold))
         gold = current.get(pid, "")
@@ -158,9 +159,8 @@ def _settle_golds(
             )
         else:
             continue
-        for sample in samples:
-            if sample.gold:
-                sample.gold = gold
+        settled[pid] = gold
+    reread_answers(source, settled)
     said = (
         (
             changed,

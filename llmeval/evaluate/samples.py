@@ -85,6 +85,8 @@ class InputFile:
     model: str = ""  # the run spec's, else the rows' `model`, else the folder's name
     problems_missing: list[str] = field(default_factory=list)  # asked, but without a sample
     reference_ids: dict[str, str] = field(default_factory=dict)  # id -> the data file's id
+    keys: RowKeys = field(default_factory=RowKeys)
+    lines: int = 0  # the last line read (a re-read stops there)
 
 
 def _text(value: Any, what: str, path: Path, lineno: int) -> str:
@@ -124,8 +126,11 @@ def _no_field(
 class _RowReader:
     """Turns the rows of one file into samples, numbering id-less rows per problem."""
 
-    def __init__(self, path: Path, task: Task, keys: RowKeys, keep_texts: bool) -> None:
+    def __init__(
+        self, path: Path, task: Task, keys: RowKeys, keep_texts: bool, golds: dict[str, str] | None
+    ) -> None:
         self.path, self.task, self.keys, self.keep_texts = path, task, keys, keep_texts
+        self.golds = golds  # settled golds: only these problems are read, with these golds
         self.counters: Counter[str] = Counter()
 
     def samples(self, lineno: int, row: dict[str, Any]) -> list[Sample]:
@@ -141,6 +146,10 @@ class _RowReader:
         gold = _text(row.get(self.keys.answer), self.keys.answer, self.path, lineno).strip()
         problem_id = self._problem_id(row, lineno)
         first = self._first_index(row, problem_id, len(outputs), lineno)
+        if self.golds is not None:
+            if problem_id not in self.golds:
+                return []
+            gold = gold and self.golds[problem_id]
         meta = dict(row["meta"]) if isinstance(row.get("meta"), dict) else {}
         meta.update({name: row[name] for name in META_FIELDS if name in row})
         return [
@@ -225,12 +234,12 @@ def read_input(
     keys = keys or RowKeys()
     spec = read_spec(path)
     result = InputFile(path, resolve_task(path, task_flag, spec), spec=spec)
-    reader = _RowReader(path, result.task, keys, keep_texts)
+    reader = _RowReader(path, result.task, keys, keep_texts, None)
     seen: dict[tuple[str, int], int] = {}
     first_repeat, first_row, rejected = "", None, 0
     models: Counter[str] = Counter()
     for lineno, row in read_dicts(path):
-        first_row = first_row or row
+        first_row, result.lines = first_row or row, lineno
         if row.get("finish_reason") == CONTEXT_REJECTED:  # not a sample (see records)
             rejected += 1
             continue
@@ -265,5 +274,25 @@ def read_input(
         log.warning(
             "%s; %d repeated (problem, sample) rows, each counted once", first_repeat, count
         )
-    result.model = _model(spec, models, path)
+    result.model, result.keys = _model(spec, models, path), keys
     return result
+
+
+def reread_answers(source: InputFile, golds: dict[str, str]) -> None:
+    """Give the problems of `golds` those golds, their answers read again for them: how an
+    output is read depends on its gold (a gold of k parts takes the final k boxes, a letter
+    an option's text), so one output has one verdict whatever gold its row held."""
+    if not golds:
+        return
+    reader = _RowReader(source.path, source.task, source.keys, False, golds)
+    fresh: dict[tuple[str, int], Sample] = {}
+    for lineno, row in read_dicts(source.path):
+        if lineno > source.lines:  # rows added since (and a torn tail, warned about once)
+            break
+        if row.get("finish_reason") != CONTEXT_REJECTED:
+            for read in reader.samples(lineno, row):
+                fresh.setdefault((read.problem_id, read.sample_idx), read)
+    for sample in source.samples:
+        new = fresh.get((sample.problem_id, sample.sample_idx))
+        if new is not None:
+            sample.gold, sample.pred, sample.anchored = new.gold, new.pred, new.anchored
