@@ -378,6 +378,10 @@ ROWS = [
     ),
     ("\\(\\left(3, \\tfrac{\\pi}{2}\\right)\\)", "(3,\\frac{\\pi}{2})", S, OK, "\\( \\), \\left"),
     ("42", "4 2", S, NO, "WRONG: a space between digits stays (a mixed number)"),
+    # --- issue 29.2: other graders' golds (a gold that boxes its answer) -----------------
+    ("\\boxed{1} papers and \\boxed{2} bins", "2, 1", S, OK, "what the gold's boxes hold"),
+    ("\\boxed{1} papers and \\boxed{2} bins", "2", S, NO, "WRONG: one of the two"),
+    ("so the solutions are $n = \\boxed{1,-2}.$", "-2, 1", S, OK, "a solution as the gold"),
 ]
 
 

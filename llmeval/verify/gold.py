@@ -13,6 +13,11 @@ import re
 # (rule name, example in, example out): what normalize_gold does, in order.
 RULES: list[tuple[str, str, str]] = [
     ("empty gold", "   ", "None"),
+    (
+        "a gold that boxes its answer: what its boxes hold",
+        "so $n = \\boxed{1} or \\boxed{-2}$",
+        "$1, -2$",
+    ),
     ("line breaks and outer spaces", "I(0) e^{-t}\n", "$I(0) e^{-t}$"),
     (
         "trailing sentence period after a math span",
@@ -223,9 +228,24 @@ def _drop_condition(text: str) -> str:
     return text[:end] if set_off and text[:end].strip() else text
 
 
+def _boxed(text: str) -> str:
+    """The contents of the text's `\\boxed{}`s joined by commas (a box left open: the rest of
+    the text); the text itself when it has none."""
+    found, at = [], text.find("\\boxed{")
+    while at >= 0:
+        depth, start = 0, at + len("\\boxed")
+        for end in range(start, len(text)):
+            depth += (text[end] == "{") - (text[end] == "}")
+            if depth == 0:
+                break
+        found.append(text[start + 1 : end + (depth != 0)])
+        at = text.find("\\boxed{", end)
+    return ", ".join(found) or text
+
+
 def normalize_gold(gold: str) -> str | None:
     """The gold as the LaTeX math span handed to math_verify.parse; None when empty."""
-    text = gold.replace("\n", " ").strip()
+    text = _boxed(gold).replace("\n", " ").strip()
     if not text:
         return None
     if text.endswith("$."):
