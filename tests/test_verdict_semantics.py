@@ -382,6 +382,46 @@ ROWS = [
     ("\\boxed{1} papers and \\boxed{2} bins", "2, 1", S, OK, "what the gold's boxes hold"),
     ("\\boxed{1} papers and \\boxed{2} bins", "2", S, NO, "WRONG: one of the two"),
     ("so the solutions are $n = \\boxed{1,-2}.$", "-2, 1", S, OK, "a solution as the gold"),
+    # --- issue 29.4-7: lists with "and", units, algebra sympy needs told, the name solved for
+    ("19, 46, \\text{ and } 82", "19, 46, and 82", S, OK, "the last item after and"),
+    ("19, 46, \\text{ and } 82", "19, 46, and 83", S, NO, "WRONG: another last item"),
+    ("-5,-2,7", "7, -2, \\text{ and } -5", S, OK, "the roots, any order, the last after and"),
+    ("-5,-2,7", "7 \\text{ and } -2", S, NO, "WRONG: a root missing"),
+    ("77", "77\\,€", S, OK, "a currency sign"),
+    ("77", "78\\,€", S, NO, "WRONG: another amount"),
+    ("49", "49\\degree", S, OK, "\\degree"),
+    (
+        "15000",
+        "15,000 \\, \\text{kcal m}^{-2} \\text{ yr}^{-1}",
+        S,
+        OK,
+        "units with negative powers",
+    ),
+    ("15000", "1,500 \\, \\text{kcal m}^{-2}", S, NO, "WRONG: 10x off, with units"),
+    ("1+2i", "i(2-i)", S, OK, "i is the imaginary unit in a product"),
+    ("1+2i", "i(2+i)", S, NO, "WRONG: -1+2i"),
+    ("-1", "i^2", S, OK, "i squared"),
+    (
+        "\\frac{v_0 \\sqrt{r_0}}{(r+r_0)^{3/2}}",
+        "\\frac{v_0 (r_0/(r+r_0))^{0.5}}{r+r_0}",
+        S,
+        OK,
+        "a fractional power of positive quantities",
+    ),
+    (
+        "\\frac{v_0 \\sqrt{r_0}}{(r+r_0)^{3/2}}",
+        "\\frac{v_0 (r_0/(r+r_0))^{0.5}}{r}",
+        S,
+        NO,
+        "WRONG: another denominator",
+    ),
+    ("\\cos x", "\\sin(90^\\circ - x)", S, OK, "degrees inside a trig function are an angle"),
+    ("\\cos x", "\\sin(90^\\circ - 2x)", S, NO, "WRONG: another argument"),
+    ("\\frac{1}{2}", "\\sin 30^\\circ", S, OK, "the sine of 30 degrees"),
+    ("\\frac{1}{2}", "\\sin 30", S, NO, "WRONG: 30 radians"),
+    ("m", "b = m", S, OK, "the name solved for, then its value"),
+    ("m", "m = 5", S, NO, "WRONG: the gold's letter named, another value"),
+    ("y", "x = 5", S, NO, "WRONG: another unknown's value"),
 ]
 
 
@@ -448,6 +488,11 @@ HOSTILE = {
     "named parts": "a=1," * (MB // 4),
     "primes": "a'" * (MB // 2),
     "subscript commands": "x_\\a" * (MB // 4),
+    "ands": ", and" * (MB // 5),
+    "spaced ands": " " * MB + "and",
+    "trig degrees": "\\sin 1^\\circ" * (MB // 12),
+    "spacing before a unit": "1" + "\\," * (MB // 2) + "\\text{cm}",
+    "spaces before a unit": "1" + " " * MB + "x\\text{cm}",
 }
 SHAPED_GOLDS = ("12:00", "E", "SRMC=LRMC", "\\{x \\mid x = 3k\\}", "b > a > c")
 

@@ -97,6 +97,11 @@ MATH_ROWS = [
     ("4.5e33", THINK + "\\boxed{4.5 \\times 10^{33}}", "correct"),
     ("1.6", THINK + "\\boxed{1.60}", "correct"),
     ("\\infty", THINK + "\\boxed{\\infty}", "correct"),
+    # issue 29: the forms of long reasoning outputs
+    ("77", THINK + "The total is $\\boxed{77\\,€}$.", "correct"),
+    ("49", THINK + "So the angle is $\\boxed{49\\degree}$.", "correct"),
+    ("19, 46, \\text{ and } 82", THINK + "$\\boxed{19, 46, and 82}$", "correct"),
+    ("19, 46, \\text{ and } 82", THINK + "$\\boxed{19, 46}$", "incorrect"),
 ]
 
 

@@ -93,6 +93,15 @@ _SUB_COMMAND = re.compile(r"_\s*+(?:\{\s*+\\([A-Za-z]{1,20})\s*+\}|\\([A-Za-z]{1
 _PRIME = re.compile(r"(?<![\\A-Za-z])([A-Za-z])('{1,3})(?![_'])")
 _APPROX = re.compile(r"^\s*+\\(?:approx|sim|simeq)(?![A-Za-z])\s*+")
 _DIGIT_I = re.compile(r"(?<=\d)i(?![A-Za-z])")
+# `19, 46, and 82`, `7, -2 \text{ and } -5`: "and" before a list's last item is a comma
+_AND = re.compile(
+    r"(?:[ \t]?,)?[ \t]?(?:\\text\s*+\{\s*+and\s*+\}|(?<![\\A-Za-z])and(?![A-Za-z]))[ \t]*+"
+)
+_DEGREE = re.compile(r"\\degree(?![A-Za-z])")
+_TRIG = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
+_DEGREES = re.compile(
+    r"(?<![\d.])(\d++(?:\.\d++)?)\s*+\^\s*+(?:\{\s*+\\circ\s*+\}|\\circ(?![A-Za-z]))"
+)
 # `\gamma-1` would be the gamma function of -1 (zoo): a lone \gamma is a symbol
 _GAMMA = re.compile(r"\\gamma(?![A-Za-z])(?!\s*+(?:\(|\\left))")
 _EULER = re.compile(r"\\(?:text|mathrm|textrm|rm|mathit)\s*+\{\s*+e\s*+\}")
@@ -122,6 +131,13 @@ SHARED_RULES: list[tuple[str, str, str]] = [
     ),
     ("a prime is part of the name (math-verify drops it)", "f'(x) = 2x", "f_{prime}(x) = 2x"),
     ("approximately: the value", "\\approx 3.2", "3.2"),
+    ('a list\'s last item after "and"', "19, 46, \\text{ and } 82", "19, 46, 82"),
+    ("\\degree is ^{\\circ}", "49\\degree", "49^{\\circ}"),
+    (
+        "degrees inside a trig function are angles (\\pi/180), not a unit",
+        "\\sin(90^\\circ - x)",
+        "\\sin(\\frac{90\\pi}{180} - x)",
+    ),
     ("digit then i: a standalone i (math-verify's complex test)", "6-5i", "6-5 i"),
     ("Euler's e in \\text{} or \\mathrm{}", "\\mathrm{e}^{-t/\\tau}", "e^{-t/\\tau}"),
     ("digit groups split by a space or thin space", "1 000 000", "1000000"),
@@ -183,6 +199,11 @@ def shared_spelling(text: str) -> str:
         text = _PRIME.sub(lambda m: m.group(1) + "_{" + "prime" * len(m.group(2)) + "}", text)
     if "\\" in text:
         text = _APPROX.sub("", text)
+        text = _DEGREE.sub(lambda _: "^{\\circ}", text)
+        if "circ" in text and _TRIG.search(text):
+            text = _DEGREES.sub(lambda m: f"\\frac{{{m.group(1)}\\pi}}{{180}}", text)
+    if "and" in text:
+        text = _AND.sub(", ", text)
     if "e" in text and "\\" in text:
         text = _EULER.sub("e", text)
     if "\\" in text and "{" in text:
