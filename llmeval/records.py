@@ -247,6 +247,7 @@ class TaskScore(_Record):
     n_timeout: int = 0
     n_error: int = 0
     n_truncated: int = 0
+    n_unfinished: int = 0  # of n_truncated: no finish reason recorded, the text stops mid-sentence
     n_duplicates: int = 0
     n_ungraded: int = 0  # problems without a gold answer: left out of every figure
     n_gold_unparsed: int = 0  # problems whose gold the verifier cannot read (text compared)

@@ -444,6 +444,14 @@ LENIENT_ROWS = [
     ("The answer is $x = 5$ or $x = -5$.", True, "x = 5, x = -5"),  # was `x = 5`: a set's part
     ("The answer is $5$, and it is odd.", True, "5"),
     ("Final Answer: 8:34 p.m. I hope it is correct.", True, "8:34 p.m"),  # was `8:34 p`
+    # issue 29.8-10: a sentence after the anchor, numbers inside words, an unclosed dollar
+    ("**Answer:** Billy sold 7 DVDs on Tuesday.", True, "7"),  # was the whole sentence
+    ("Answer: the function is $f(x)=2x$ for all x", True, "f(x)=2x"),  # its only math span
+    ("Answer: Evelyn and Bob", True, "Evelyn and Bob"),  # words without a number: themselves
+    ("Answer: 5 apples", True, "5 apples"),  # one word: no sentence (a unit, dropped later)
+    ("The serial is AZYUK2A", True, None),  # was 2
+    ("so the count is x2 plus 3", True, "3"),
+    ("The answer is $4.", True, "4"),  # was `$4`
 ]
 
 MB = 1_000_000

@@ -13,10 +13,11 @@ from pathlib import Path
 
 from llmeval.errors import LlmevalError
 from llmeval.evaluate.discover import META_FIELDS
-from llmeval.evaluate.samples import InputFile, Sample, reread_answers
+from llmeval.evaluate.samples import InputFile, RowReader, Sample
 from llmeval.files import read_file
+from llmeval.jsonl import read_dicts
 from llmeval.problems import InputKeys, load_problems
-from llmeval.records import Problem, RunSpec
+from llmeval.records import CONTEXT_REJECTED, Problem, RunSpec
 
 log = logging.getLogger("llmeval")
 
@@ -160,7 +161,8 @@ def _settle_golds(
         else:
             continue
         settled[pid] = gold
-    reread_answers(source, settled)
+    if settled:
+        reread_answers(source, settled)
     said = (
         (
             changed,
@@ -182,3 +184,22 @@ def _settle_golds(
                 path,
                 "; ".join(problems[:5]),
             )
+
+
+def reread_answers(source: InputFile, golds: dict[str, str]) -> None:
+    """Give the problems of `golds` those golds, their answers read again for them: how an
+    output is read depends on its gold (a gold of k parts takes the final k boxes, a letter
+    an option's text), so one output has one verdict whatever gold its row held."""
+    reader = RowReader(source.path, source.task, source.keys, False, golds)
+    fresh: dict[tuple[str, int], Sample] = {}
+    for lineno, row in read_dicts(source.path):
+        if lineno > source.lines:  # rows added since (and a torn tail, warned about once)
+            break
+        if row.get("finish_reason") != CONTEXT_REJECTED:
+            for read in reader.samples(lineno, row):
+                fresh.setdefault((read.problem_id, read.sample_idx), read)
+    for sample in source.samples:
+        new = fresh.get((sample.problem_id, sample.sample_idx))
+        if new is not None:
+            sample.gold, sample.pred = new.gold, new.pred
+            sample.anchored = None if sample.unfinished else new.anchored

@@ -17,7 +17,7 @@ from typing import Any
 from llmeval.errors import InputError
 from llmeval.evaluate.answers import read_answers
 from llmeval.evaluate.discover import META_FIELDS, read_spec, resolve_task
-from llmeval.evaluate.extract import THINK_OPEN, TRUNCATED_REASONS
+from llmeval.evaluate.extract import THINK_CLOSE, THINK_OPEN, TRUNCATED_REASONS, stops_mid_sentence
 from llmeval.evaluate.options import RowKeys
 from llmeval.jsonl import read_dicts
 from llmeval.records import CONTEXT_REJECTED, RunSpec, token_count
@@ -57,6 +57,7 @@ class Sample:
     status: dict[str, str] = field(default_factory=dict)
     judge: str | None = None
     judge_reply: str = ""
+    unfinished: bool = False  # no finish reason recorded; the text looks cut (counted truncated)
 
     @property
     def answer(self) -> str | None:
@@ -123,7 +124,7 @@ def _no_field(
     return InputError(path, f"{what} ({hint}); {advice}", line=line)
 
 
-class _RowReader:
+class RowReader:
     """Turns the rows of one file into samples, numbering id-less rows per problem."""
 
     def __init__(
@@ -132,6 +133,8 @@ class _RowReader:
         self.path, self.task, self.keys, self.keep_texts = path, task, keys, keep_texts
         self.golds = golds  # settled golds: only these problems are read, with these golds
         self.counters: Counter[str] = Counter()
+        # samples of rows without a finish reason, reasoning field or `<think>`: closed one?
+        self.closes: list[tuple[bool, Sample]] = []
 
     def samples(self, lineno: int, row: dict[str, Any]) -> list[Sample]:
         """The samples of one row: one, or one per output when the response field is a list."""
@@ -166,7 +169,8 @@ class _RowReader:
         reasoning = reasoning if isinstance(reasoning, str) else None
         output = (gen, reasoning, starts_in_think)
         finish = row.get("finish_reason")
-        truncated = finish in TRUNCATED_REASONS
+        unfinished = finish is None and stops_mid_sentence(*output)
+        truncated = finish in TRUNCATED_REASONS or unfinished
         pred, anchored = read_answers(self.task.kind, output, truncated, gold, problem_text(row))
         texts = None
         if self.keep_texts:
@@ -179,7 +183,11 @@ class _RowReader:
                 _seconds(row.get("ttft_s")),
                 endpoint if isinstance(endpoint, str) else None,
             )
-        return Sample(pid, idx, gold, pred, truncated, _tokens(row), meta, anchored, texts)
+        sample = Sample(pid, idx, gold, pred, truncated, _tokens(row), meta, anchored, texts)
+        sample.unfinished = unfinished
+        if finish is None and reasoning is None and THINK_OPEN not in gen:
+            self.closes.append((THINK_CLOSE in gen, sample))
+        return sample
 
     def _problem_id(self, row: dict[str, Any], lineno: int) -> str:
         """The id under --id-key, else ours or upstream's, else derived from the problem text."""
@@ -234,7 +242,7 @@ def read_input(
     keys = keys or RowKeys()
     spec = read_spec(path)
     result = InputFile(path, resolve_task(path, task_flag, spec), spec=spec)
-    reader = _RowReader(path, result.task, keys, keep_texts, None)
+    reader = RowReader(path, result.task, keys, keep_texts, None)
     seen: dict[tuple[str, int], int] = {}
     first_repeat, first_row, rejected = "", None, 0
     models: Counter[str] = Counter()
@@ -275,24 +283,7 @@ def read_input(
             "%s; %d repeated (problem, sample) rows, each counted once", first_repeat, count
         )
     result.model, result.keys = _model(spec, models, path), keys
+    if any(closed for closed, _ in reader.closes):  # the template opened `<think>`: these
+        for sample in (sample for closed, sample in reader.closes if not closed):  # never closed
+            sample.truncated, sample.unfinished, sample.anchored = True, True, None
     return result
-
-
-def reread_answers(source: InputFile, golds: dict[str, str]) -> None:
-    """Give the problems of `golds` those golds, their answers read again for them: how an
-    output is read depends on its gold (a gold of k parts takes the final k boxes, a letter
-    an option's text), so one output has one verdict whatever gold its row held."""
-    if not golds:
-        return
-    reader = _RowReader(source.path, source.task, source.keys, False, golds)
-    fresh: dict[tuple[str, int], Sample] = {}
-    for lineno, row in read_dicts(source.path):
-        if lineno > source.lines:  # rows added since (and a torn tail, warned about once)
-            break
-        if row.get("finish_reason") != CONTEXT_REJECTED:
-            for read in reader.samples(lineno, row):
-                fresh.setdefault((read.problem_id, read.sample_idx), read)
-    for sample in source.samples:
-        new = fresh.get((sample.problem_id, sample.sample_idx))
-        if new is not None:
-            sample.gold, sample.pred, sample.anchored = new.gold, new.pred, new.anchored

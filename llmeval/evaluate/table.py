@@ -105,6 +105,14 @@ def print_report(report: ScoreReport) -> None:
                 markup=False,
                 highlight=False,
             )
+        if score.n_unfinished:
+            console.print(
+                f"unfinished?: {score.task} · {score.model}: {score.n_unfinished} samples record "
+                "no finish reason and stop mid-sentence or never close their reasoning: counted "
+                "as truncated",
+                markup=False,
+                highlight=False,
+            )
     for score in report.tasks:
         for label, groups in (("subject", score.by_subject), ("level", score.by_level)):
             if not groups:
@@ -140,6 +148,7 @@ def export_verdicts(path: Path, result: EvalResult) -> None:
                     "status": sample.status[policy],
                     "correct": sample.correct(policy),
                     "truncated": sample.truncated,
+                    "unfinished": sample.unfinished,
                     "pred": sample.answer_for(policy),
                     "gold": sample.gold,
                     **{
