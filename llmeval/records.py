@@ -251,6 +251,9 @@ class TaskScore(_Record):
     n_duplicates: int = 0
     n_ungraded: int = 0  # problems without a gold answer: left out of every figure
     n_gold_unparsed: int = 0  # problems whose gold the verifier cannot read (text compared)
+    # the problems scored against (the run spec's input, else the task's data) and their SHA-256
+    problems_file: str | None = None
+    problems_sha256: str | None = None
     # accuracy under each verification policy ("strict", "lenient"); `accuracy` is the chosen's
     policies: dict[str, float | None] = Field(default_factory=dict)
     judge: JudgeScore | None = None  # with --judge-url: `accuracy` stays the rules' alone

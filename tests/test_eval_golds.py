@@ -3,6 +3,7 @@ ids (text everywhere: eval, and infer resuming a file another tool wrote)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -77,6 +78,20 @@ def test_one_output_one_verdict_whatever_gold_its_row_held(
         scores.append(_eval(tmp_path, write_jsonl(tmp_path / name / "math500.jsonl", rows)))
     assert [score["accuracy"] for score in scores] == [1.0, 1.0]  # the old-gold run said 0.0
     assert "('1' -> '-2,1')" in capsys.readouterr().err
+
+
+def test_a_score_names_the_sha256_of_the_problems_it_was_scored_against(tmp_path: Path) -> None:
+    """The result JSON and the report tie a score to the exact data (issue 29.13)."""
+    path = write_jsonl(tmp_path / "aime24.jsonl", [generation(FIRST["id"], 0, "5", "\\boxed{5}")])
+    task = _eval(tmp_path, path)
+    digest = hashlib.sha256((DATA_DIR / "aime24.jsonl").read_bytes()).hexdigest()
+    assert (task["problems_file"], task["problems_sha256"]) == (
+        str(DATA_DIR / "aime24.jsonl"),
+        digest,
+    )
+    out = tmp_path / "report.html"
+    assert main(["report", str(path), "--out", str(out), "--no-progress"]) == 0
+    assert f"(SHA-256 {digest})" in out.read_text()
 
 
 def test_a_nan_gold_is_ungraded_and_numeric_ids_are_text(tmp_path: Path) -> None:

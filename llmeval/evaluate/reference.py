@@ -90,6 +90,7 @@ def apply_reference(source: InputFile) -> None:
     found = reference_problems(source)
     if found is not None:
         path, problems = found
+        source.reference = str(path), _sha256(path.resolve(), path.stat().st_mtime)
         texts = {pid: source.prompts.get(pid, "") for pid in by_problem}
         source.reference_ids = match_problems(problems, texts)
         if not source.reference_ids:

@@ -88,6 +88,7 @@ class InputFile:
     reference_ids: dict[str, str] = field(default_factory=dict)  # id -> the data file's id
     keys: RowKeys = field(default_factory=RowKeys)
     lines: int = 0  # the last line read (a re-read stops there)
+    reference: tuple[str, str] | None = None  # (file, SHA-256) of the problems scored against
 
 
 def _text(value: Any, what: str, path: Path, lineno: int) -> str:

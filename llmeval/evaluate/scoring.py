@@ -132,6 +132,8 @@ def task_score(source: InputFile, policy: str) -> TaskScore:
         **asdict(summarize(groups)),  # n_problems, accuracy, stderr, pass@k, maj@k
         n_incorrect=len(outs) - counts["n_correct"] - failed,
         n_duplicates=source.duplicates,
+        problems_file=source.reference and source.reference[0],
+        problems_sha256=source.reference and source.reference[1],
         n_unfinished=sum(s.unfinished for s in source.samples if s.status[policy] != "ungraded"),
         n_ungraded=len({s.problem_id for s in source.samples if s.status[policy] == "ungraded"}),
         truncation_rate=counts["n_truncated"] / len(outs) if outs else None,
