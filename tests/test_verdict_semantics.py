@@ -112,6 +112,7 @@ ROWS = [
     ("2^{-2 / 3}$, $8", "8, 2^{-2/3}", S, OK, "$, $ list"),
     ("(-\\infty, 0) \\cup\\{1\\}$.", "(-\\infty,0)\\cup\\{1\\}", S, OK, "trailing $."),
     ("221,$8", "221, 8", S, OK, "stray $ in a list"),
+    ("221,$8", "8, 221", S, OK, "stray $ in a list, another order (not only as written)"),
     # --- percent ---------------------------------------------------------------------
     ("20", "20.0\\%", S, OK, "percent restated: gold 20 means 20%"),
     ("20", "20\\%", S, OK, "percent"),

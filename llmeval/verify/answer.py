@@ -42,6 +42,12 @@ RULES: list[tuple[str, str, str, str]] = [
     ("unit text after a number", "5\\text{ cm}", "5", "5"),
     ("unit text with a power", "864 \\mbox{ inches}^2", "864", "864"),
     (
+        "unit texts with negative powers, after spacing",
+        "15,000 \\, \\text{kg m}^{-2}",
+        "15000",
+        "15,000",
+    ),
+    (
         "unit text that is a gold variable stays",
         "\\frac{37}{4}\\text{ m}",
         "\\frac{37}{4} m",
