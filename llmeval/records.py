@@ -1,8 +1,6 @@
 """The record vocabulary shared by both stages: problems, generations, run specs, verdicts.
-
-`infer` and `eval` never import each other; these models and the JSONL files are
-their only contract. Readers ignore unknown fields so the format can grow.
-"""
+`infer` and `eval` never import each other; these models and the JSONL files are their only
+contract. Readers ignore unknown fields so the format can grow."""
 
 from __future__ import annotations
 
@@ -17,33 +15,23 @@ SCHEMA_VERSION = 1
 
 # Statuses a verdict can have; only "correct" counts as right.
 VerdictStatus = Literal["correct", "incorrect", "no_answer", "timeout", "error"]
-# The finish_reason of the empty rows older versions of infer wrote for samples the server refused
-# for context length: not samples (infer asks for them again, eval counts them as missing).
+# Older infers' empty rows for samples refused for context length: not samples (asked again)
 CONTEXT_REJECTED = "context_length"
 
 
 class _Record(BaseModel):
-    """Base of every record: unknown fields are ignored; validators are built on first use,
-    not at import (most commands use a few of these models; building them all costs a tenth
-    of a second)."""
+    """Base of every record: unknown fields ignored; validators built on first use (0.1 s)."""
 
     model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 def _to_text(value: Any) -> Any:
     """Coerce a numeric gold answer or problem id (other tools write 27 or 27.0) to text."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float):
-        return str(value)
-    return value
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
 
 
 class Problem(_Record):
-    """One input problem: an id, the problem text or a ready prompt, and the gold answer.
-
-    Extra fields of the source (subject, level, url, ...) are kept.
-    """
+    """One input problem: id, problem text or ready prompt, gold answer; extra fields kept."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -74,8 +62,13 @@ class Usage(_Record):
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # of the completion, those spent reasoning (the server's
+    # `usage.completion_tokens_details.reasoning_tokens`, where it sends one)
+    reasoning_tokens: int | None = None
 
-    _sane = field_validator("prompt_tokens", "completion_tokens", mode="before")(token_count)
+    _sane = field_validator(
+        "prompt_tokens", "completion_tokens", "reasoning_tokens", mode="before"
+    )(token_count)
 
 
 class Generation(_Record):
@@ -87,6 +80,7 @@ class Generation(_Record):
     answer: str
     gen: str
     reasoning: str | None = None
+    reasoning_chars: int | None = None  # characters of `reasoning` (the server split it out)
     finish_reason: str | None = None
     cut_by: str | None = None  # "max_reply_bytes": the reply was cut at that cap (finish "length")
     usage: Usage | None = None
@@ -96,6 +90,7 @@ class Generation(_Record):
     model: str | None = None
     endpoint: str | None = None
     task: str | None = None
+    settings: str | None = None  # the id of the run spec's settings it was drawn under
     # Problem metadata worth carrying to eval and the report (subject, level, ...).
     meta: dict[str, Any] = Field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
@@ -114,12 +109,21 @@ class SampleKey(_Record):
 
 
 class ServerInfo(_Record):
-    """What the server said about itself during a run: the model id it serves, its version
-    (vLLM's `/version`) and the `system_fingerprint` of its responses, where offered."""
+    """What the server said about itself during a run: the model id it serves (and the weights
+    behind it: vLLM's `root`), its version (vLLM's `/version`) and the `system_fingerprint` of
+    its responses, where offered; short strings, never more."""
 
     model_id: str | None = None
+    model_root: str | None = None
     version: str | None = None
     system_fingerprint: str | None = None
+
+
+class Segment(_Record):
+    """Settings part of a run was drawn under (--force): their id (rows record it), fields."""
+
+    id: str
+    fields: dict[str, Any]
 
 
 class RunSpec(Sampling):
@@ -138,6 +142,7 @@ class RunSpec(Sampling):
     llmeval_version: str | None = None
     shard: str | None = None  # "K/N": this file holds shard K of N of the run (shards.py)
     server: ServerInfo | None = None
+    segments: list[Segment] = Field(default_factory=list)  # each settings drawn under (--force)
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
@@ -145,13 +150,12 @@ class RunSpec(Sampling):
         """A stored spec: one written before --extra-body's own fields were refused is read."""
         return cls.model_validate_json(raw, context={"stored": True})
 
-    # Fields the files of one run may differ in without changing its samples (the shard, the
-    # servers and their identity, where the input lies, the version of llmeval).
+    # Fields the files of one run may differ in (shard, servers, input path, llmeval version)
     LOCAL: ClassVar[frozenset[str]] = frozenset(
         {"base_urls", "input_file", "llmeval_version", "shard", "server"}
     )
-    # ... and what a resume may change besides: n grows
-    RESUMABLE_CHANGES: ClassVar[frozenset[str]] = LOCAL | {"n_samples"}
+    # ... and what a resume may change besides: n grows (the segments are its history)
+    RESUMABLE_CHANGES: ClassVar[frozenset[str]] = LOCAL | {"n_samples", "segments"}
 
     def differences(self, other: RunSpec, *, merging: bool = False) -> dict[str, tuple[Any, Any]]:
         """Fields whose values differ and would change the samples: {name: (self, other)}; when
@@ -166,16 +170,13 @@ class RunSpec(Sampling):
 
 
 def cache_key(*parts: str, size: int = 32) -> str:
-    """A short digest of `parts` (sha256 of them joined by \\x1f): what keys a cached verdict,
-    the rules' or the judge's."""
+    """A short digest of `parts` (sha256 joined by \\x1f): the key of a cached verdict."""
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:size]
 
 
 class Verdict(_Record):
-    """One cached verification: keyed by (verifier id, answer kind, gold, extracted answer).
-
-    No position: generations join verdicts by key, so added samples reuse them.
-    """
+    """One cached verification, keyed by (verifier id, answer kind, gold, extracted answer); no
+    position: generations join verdicts by key, so added samples reuse them."""
 
     key: str
     status: VerdictStatus
@@ -184,6 +185,7 @@ class Verdict(_Record):
     detail: str | None = None
     # The deadline a "timeout" verdict ran under: a later eval with a longer one retries it.
     timeout_s: float | None = None
+    verifier: str | None = None  # what made it: a verifier id, or the judge's version and model
 
 
 class ProblemScore(_Record):
@@ -225,11 +227,15 @@ class JudgeScore(_Record):
 
 
 class TaskScore(_Record):
-    """The figures of one generation file: one run of one model on one task; fractions 0-1."""
+    """The figures of one run of one model on one task (one generation file, or several: its
+    shards), computed once over the union of its samples; fractions 0-1."""
 
     task: str
     model: str  # the run spec's model, else the rows' `model`, else the file's folder
-    file: str
+    file: str  # the run's output: its file, or the file its shards belong to (may not exist)
+    files: list[str] = Field(default_factory=list)  # the generation files read: the run's union
+    shards: list[str] = Field(default_factory=list)  # "K/N" of each shard file among them
+    settings: dict[str, Any] = Field(default_factory=dict)  # what tells runs apart (run spec's)
     n_problems: int
     n_problems_missing: int = 0  # asked (run spec's input, else the task's data) but no sample
     n_samples: int  # n: samples per problem expected (run spec, else the most any problem has)
@@ -247,27 +253,35 @@ class TaskScore(_Record):
     n_timeout: int = 0
     n_error: int = 0
     n_truncated: int = 0
-    n_unfinished: int = 0  # of n_truncated: no finish reason recorded, the text stops mid-sentence
-    n_duplicates: int = 0
+    n_unfinished: int = 0  # of n_truncated: no finish reason recorded, the text looks cut
+    n_duplicates: int = 0  # rows under a (problem, sample index) another sample had: left out
+    n_copies: int = 0  # rows that copied an earlier row exactly: one sample, counted once
     n_ungraded: int = 0  # problems without a gold answer: left out of every figure
     n_gold_unparsed: int = 0  # problems whose gold the verifier cannot read (text compared)
-    # the problems scored against (the run spec's input, else the task's data) and their SHA-256
-    problems_file: str | None = None
-    problems_sha256: str | None = None
-    # accuracy under each verification policy ("strict", "lenient"); `accuracy` is the chosen's
-    policies: dict[str, float | None] = Field(default_factory=dict)
+    problems_file: str | None = None  # the problems scored against: spec's input, else data
+    problems_sha256: str | None = None  # their SHA-256
+    policies: dict[str, float | None] = Field(default_factory=dict)  # accuracy per policy
     judge: JudgeScore | None = None  # with --judge-url: `accuracy` stays the rules' alone
     truncation_rate: float | None = None
     mean_completion_tokens: float | None = None
+    mean_reasoning_tokens: float | None = None  # where rows report usage.reasoning_tokens
+    mean_answer_tokens: float | None = None  # completion minus reasoning, where both are known
+    mean_prompt_tokens: float | None = None  # where rows report usage.prompt_tokens
     complete: bool  # every problem asked has every sample
+    rounds_complete: int = 0  # in progress: k, the rounds (samples 0..k-1) all problems finished
+    rounds_accuracy: float | None = None  # avg@k over those rounds: unmoved by the finish order
+    rounds_stderr: float | None = None
+    finished_mean: float | None = None  # correct / finished samples: reads high while running
+    # missing (problem, sample) pairs by the shard owning each, per N of its shard files ("K/N")
+    missing_by_shard: dict[str, int] = Field(default_factory=dict)
+    mixed_settings: str | None = None  # "samples 0-79 at temperature 0.6; 80-95 at 1.0"
     by_subject: dict[str, GroupScore] = Field(default_factory=dict)
     by_level: dict[str, GroupScore] = Field(default_factory=dict)
     problems: list[ProblemScore] = Field(default_factory=list)
 
 
 class CacheStats(_Record):
-    """Verdict cache use in one eval: distinct pairs found in the cache, verified now, and of
-    those timed out; the cache files."""
+    """Verdict cache use in one eval: distinct pairs cached, verified now, timed out; the files."""
 
     hits: int = 0
     new: int = 0

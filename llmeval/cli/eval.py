@@ -6,6 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
+from llmeval.cli.follow import add_follow, check_follow, follow
 from llmeval.errors import UsageError
 from llmeval.evaluate.discover import SIDE_SUFFIXES
 from llmeval.evaluate.options import DEFAULT_TIMEOUT_S, EvalOptions, RowKeys
@@ -13,6 +14,7 @@ from llmeval.evaluate.run import EvalResult, run_eval
 from llmeval.evaluate.table import export_verdicts, print_report
 from llmeval.files import write_json_atomic
 from llmeval.progress import Progress
+from llmeval.records import ScoreReport
 from llmeval.verify.pool import DEFAULT_MEMORY_MB, default_workers
 
 
@@ -30,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--result-json", "--result_path", dest="result_json", type=Path,
         help="write the JSON result")  # fmt: skip
     add("--export-verdicts", type=Path, help="write one JSON line per sample with its verdict")
+    add_follow(parser, "redrawing the table (and rewriting --result-json) at each refresh")
     add_eval_options(parser)
     parser.set_defaults(func=run)
 
@@ -63,7 +66,12 @@ def add_eval_options(parser: argparse.ArgumentParser) -> None:
     add("--answer-key", default="answer", help="field of the gold answer")
     add("--response-key", default="gen", help="field of the model output (a list: n samples)")
     add("--id-key", help="field of the problem id (default: problem_id, else doc_id, else the "
-        "prompt's hash)")  # fmt: skip
+        "prompt's hash); dotted keys read nested fields (doc.ID)")  # fmt: skip
+    add("--filter", dest="lm_filter", metavar="NAME",
+        help="lm-evaluation-harness samples files: the filter whose rows are read (default: "
+        "the first in the file)")  # fmt: skip
+    add("--model", help="the model of every run read (report: not the baseline's; default: "
+        "the run spec's, else the rows', else the nearest folder not a benchmark's)")  # fmt: skip
     add("--no-progress", action="store_true", help="no progress display")
 
 
@@ -108,10 +116,11 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
         workers=args.workers,
         timeout_s=args.timeout,
         memory_mb=args.memory_mb or None,
-        keys=RowKeys(args.answer_key, args.response_key, args.id_key),
+        keys=RowKeys(args.answer_key, args.response_key, args.id_key, args.lm_filter),
         keep_texts=keep_texts,
         policy=args.policy,
         judge=judge,
+        model=args.model or None,
     )
 
 
@@ -139,16 +148,16 @@ def refuse_overwrite(
     verdict cache) is refused before anything is written: it would be replaced."""
     kept = {os.path.realpath(cache)} if cache else set()
     for result in results:
-        for source in result.files:
-            kept.update(os.path.realpath(f"{source.path}{s}") for s in ("", *SIDE_SUFFIXES))
+        for file in (f for run in result.runs for f in run.files):
+            kept.update(os.path.realpath(f"{file}{s}") for s in ("", *SIDE_SUFFIXES))
     for flag, path in outputs.items():
         if path is not None and os.path.realpath(path) in kept:
             raise UsageError(f"{flag} {path}: a file this run reads or keeps; it would be replaced")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Judge, write the JSON result and the verdict export, then print the table (a reader
-    that closes stdout early, as `| head` does, loses nothing and is no error)."""
+def _score(args: argparse.Namespace) -> ScoreReport:
+    """Evaluate, then write the JSON result and the verdict export (each whole: a script
+    watching them never reads half a file); the figures alone are kept."""
     result = evaluate(args)
     outputs = {"--result-json": args.result_json, "--export-verdicts": args.export_verdicts}
     refuse_overwrite(outputs, [result], args.cache)
@@ -156,5 +165,15 @@ def run(args: argparse.Namespace) -> int:
         write_json_atomic(args.result_json, result.report)
     if args.export_verdicts:
         export_verdicts(args.export_verdicts, result)
-    print_report(result.report)
+    return result.report
+
+
+def run(args: argparse.Namespace) -> int:
+    """Judge, write the outputs, then print the table (a reader that closes stdout early, as
+    `| head` does, loses nothing and is no error); with --follow, again at every refresh."""
+    interval = check_follow(args)
+    if interval is not None:
+        args.no_progress = True  # the refreshes are the progress
+        return follow(interval, lambda: _score(args), print_report)
+    print_report(_score(args))
     return 0

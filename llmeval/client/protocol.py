@@ -133,6 +133,8 @@ class Reply:
     finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    reasoning_tokens: int | None = None  # usage.completion_tokens_details.reasoning_tokens
+    system_fingerprint: Any = None  # as the server sent it (the client keeps a short one)
     ttft_s: float | None = None
     endpoint: str | None = None
     latency_s: float | None = None
@@ -163,12 +165,22 @@ def _texts(message: dict[str, Any]) -> tuple[str, str]:
 
 
 def _usage_into(reply: Reply, usage: Any) -> None:
-    """The token counts of `usage`; one that is there but not sane is dropped and noted."""
-    if isinstance(usage, dict):
-        for name in ("prompt_tokens", "completion_tokens"):
-            count = token_count(usage.get(name))
-            reply.bad_usage |= count is None and usage.get(name) is not None
-            setattr(reply, name, count)
+    """The token counts of `usage`; one that is there but not sane (reasoning tokens: also
+    more than the completion's) is dropped and noted."""
+    if not isinstance(usage, dict):
+        return
+    details = usage.get("completion_tokens_details")
+    if not isinstance(details, dict):
+        reply.bad_usage |= details is not None
+        details = {}
+    sent = {name: usage.get(name) for name in ("prompt_tokens", "completion_tokens")}
+    sent["reasoning_tokens"] = details.get("reasoning_tokens")
+    for name, value in sent.items():
+        count, whole = token_count(value), reply.completion_tokens
+        if name == "reasoning_tokens" and count is not None and whole is not None and count > whole:
+            count = None
+        reply.bad_usage |= count is None and value is not None
+        setattr(reply, name, count)
 
 
 def parse_completion(raw: bytes, cut: bool = False) -> Reply:
@@ -185,6 +197,7 @@ def parse_completion(raw: bytes, cut: bool = False) -> Reply:
     finish = "length" if cut else choice.get("finish_reason")
     reply = Reply(clean_text(text), clean_text(reasoning) or None, cut_by=CUT if cut else None)
     reply.finish_reason = None if finish is None else str(finish)
+    reply.system_fingerprint = data.get("system_fingerprint")
     _usage_into(reply, data.get("usage"))
     return reply
 
@@ -237,6 +250,8 @@ class StreamParser:
             raise StreamError(f"error in stream: {message}")
         if event.get("usage"):
             _usage_into(self.reply, event["usage"])
+        if self.reply.system_fingerprint is None:
+            self.reply.system_fingerprint = event.get("system_fingerprint")
         try:
             self._choices(event.get("choices") or ())
         except (AttributeError, TypeError) as exc:

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from llmeval.errors import LlmevalError
 from llmeval.evaluate.discover import META_FIELDS
-from llmeval.evaluate.samples import InputFile, RowReader, Sample
+from llmeval.evaluate.runs import InputRun, reread_run
+from llmeval.evaluate.samples import Sample
 from llmeval.files import read_file
-from llmeval.jsonl import read_dicts
 from llmeval.problems import InputKeys, load_problems
-from llmeval.records import CONTEXT_REJECTED, Problem, RunSpec
+from llmeval.records import Problem, RunSpec
 
 log = logging.getLogger("llmeval")
 
@@ -27,15 +27,18 @@ def _load(path: Path, keys: InputKeys, mtime: float) -> tuple[Problem, ...]:
     return tuple(load_problems(path, keys))
 
 
-def reference_problems(source: InputFile) -> tuple[Path, tuple[Problem, ...]] | None:
-    """The run spec's input (read with the spec's input keys) when it is still there, else
-    the task's data file; None when neither can be read."""
+def reference_problems(source: InputRun) -> tuple[Path, tuple[Problem, ...]] | None:
+    """The run spec's input (read with the spec's input keys) when it is still there (that of
+    any file of the run: shards ran on other machines), else the task's data file; None when
+    neither can be read."""
+    inputs = {p.spec.input_file: p.spec for p in source.parts if p.spec and p.spec.input_file}
+    own = {f.name for f in fields(InputKeys)}  # (another version may have other keys)
     candidates = []
-    if source.spec is not None and source.spec.input_file:
-        own = {f.name for f in fields(InputKeys)}  # (another version may have other keys)
-        named = {k: v for k, v in source.spec.input_keys.items() if v is not None and k in own}
-        candidates.append((Path(source.spec.input_file), InputKeys(**named)))
-    candidates.append((source.task.data_file, InputKeys()))
+    for name, spec in inputs.items():
+        named = {k: v for k, v in spec.input_keys.items() if v is not None and k in own}
+        candidates.append((Path(name), InputKeys(**named)))
+    if source.task.data_file is not None:  # (the generic task: the file's own problems)
+        candidates.append((source.task.data_file, InputKeys()))
     for path, keys in candidates:
         try:
             mtime = path.stat().st_mtime
@@ -45,7 +48,7 @@ def reference_problems(source: InputFile) -> tuple[Path, tuple[Problem, ...]] | 
         except (OSError, LlmevalError) as exc:
             if path != source.task.data_file:
                 why = exc.strerror if isinstance(exc, OSError) else exc
-                log.warning("%s: its run spec's input %s: %s", source.path, path, why)
+                log.warning("%s: its run spec's input %s: %s", source.name, path, why)
     return None
 
 
@@ -61,24 +64,32 @@ def _sha256(path: Path, mtime: float) -> str:
     return hashlib.sha256(read_file(path)).hexdigest()
 
 
+def squash(text: str) -> str:
+    """Text with every run of whitespace one space, none at either end: how problems are
+    compared across harnesses (one strips a leading newline, another joins lines)."""
+    return " ".join(text.split())
+
+
 def match_problems(problems: tuple[Problem, ...], texts: dict[str, str]) -> dict[str, str]:
     """{file problem id: reference id} by equal ids, else by the reference problem's text
-    inside the file's problem text (another harness's prompt around the same problem; the
-    longest such text, so that a short problem inside another's prompt does not win)."""
+    inside the file's problem text, whitespace squashed on both sides (another harness's prompt
+    around the same problem; the longest such text, so that a short problem inside another's
+    prompt does not win)."""
     ids = {p.id for p in problems}
     matched = {pid: pid for pid in texts if pid in ids}
     by_text = sorted(
-        ((p.problem or p.prompt or "", p.id) for p in problems), key=lambda r: -len(r[0])
+        ((squash(p.problem or p.prompt or ""), p.id) for p in problems), key=lambda r: -len(r[0])
     )
     for pid, text in texts.items():
         if pid not in matched and text:
+            text = squash(text)
             found = next((rid for ref, rid in by_text if ref and ref in text), None)
             if found is not None:
                 matched[pid] = found
     return matched
 
 
-def apply_reference(source: InputFile) -> None:
+def apply_reference(source: InputRun) -> None:
     """Match the file to its reference problems: the ones without a sample, metadata where
     the rows lack it, and the current gold where rows hold another (a warning names them);
     a problem no reference holds whose rows disagree is graded against its latest row's."""
@@ -97,7 +108,7 @@ def apply_reference(source: InputFile) -> None:
             log.warning(
                 "%s: none of its %d problems is in %s (by id or text): whether problems are "
                 "missing cannot be told",
-                source.path,
+                source.name,
                 len(texts),
                 path,
             )
@@ -107,7 +118,7 @@ def apply_reference(source: InputFile) -> None:
             missing = source.problems_missing
             log.warning(
                 "%s: %d of the %d problems of %s have no sample (the run is incomplete): %s",
-                source.path,
+                source.name,
                 len(missing),
                 len(problems),
                 path,
@@ -117,7 +128,7 @@ def apply_reference(source: InputFile) -> None:
         for pid, rid in source.reference_ids.items():
             current[pid] = by_id[rid].answer.strip()
             text = by_id[rid].problem or by_id[rid].prompt
-            if text and text in source.prompts.get(pid, ""):
+            if text and squash(text) in squash(source.prompts.get(pid, "")):
                 asked_alike.add(pid)
             extras = by_id[rid].extras
             for sample in by_problem[pid]:
@@ -128,7 +139,7 @@ def apply_reference(source: InputFile) -> None:
 
 
 def _settle_golds(
-    source: InputFile,
+    source: InputRun,
     by_problem: dict[str, list[Sample]],
     current: dict[str, str],
     asked_alike: set[str],
@@ -153,7 +164,7 @@ def _settle_golds(
             log.warning(
                 "%s: problem %s has rows with %d different golds (%s); all graded against the "
                 "latest row's gold %r",
-                source.path,
+                source.name,
                 pid,
                 len(golds),
                 ", ".join(map(repr, golds[:4])),
@@ -163,7 +174,7 @@ def _settle_golds(
             continue
         settled[pid] = gold
     if settled:
-        reread_answers(source, settled)
+        reread_run(source, settled)
     said = (
         (
             changed,
@@ -180,27 +191,8 @@ def _settle_golds(
         if problems:
             log.warning(
                 "%s: %d problems " + what + ": %s",
-                source.path,
+                source.name,
                 len(problems),
                 path,
                 "; ".join(problems[:5]),
             )
-
-
-def reread_answers(source: InputFile, golds: dict[str, str]) -> None:
-    """Give the problems of `golds` those golds, their answers read again for them: how an
-    output is read depends on its gold (a gold of k parts takes the final k boxes, a letter
-    an option's text), so one output has one verdict whatever gold its row held."""
-    reader = RowReader(source.path, source.task, source.keys, False, golds)
-    fresh: dict[tuple[str, int], Sample] = {}
-    for lineno, row in read_dicts(source.path):
-        if lineno > source.lines:  # rows added since (and a torn tail, warned about once)
-            break
-        if row.get("finish_reason") != CONTEXT_REJECTED:
-            for read in reader.samples(lineno, row):
-                fresh.setdefault((read.problem_id, read.sample_idx), read)
-    for sample in source.samples:
-        new = fresh.get((sample.problem_id, sample.sample_idx))
-        if new is not None:
-            sample.gold, sample.pred = new.gold, new.pred
-            sample.anchored = None if sample.unfinished else new.anchored

@@ -13,9 +13,11 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from llmeval.evaluate.labels import distinct, setting_labels, shard_layout
+from llmeval.evaluate.live import NO_ROUND_NOTE, progress_table
 from llmeval.evaluate.run import EvalResult
 from llmeval.files import atomic_file
-from llmeval.records import ScoreReport
+from llmeval.records import ScoreReport, TaskScore
 
 
 def _pct(value: float | None) -> str:
@@ -27,32 +29,37 @@ def _pct_err(value: float | None, err: float | None) -> str:
     return _pct(value) if value is None or err is None else f"{_pct(value)} ± {_pct(err)}"
 
 
+def _largest_k(figures: dict[str, float]) -> str | None:
+    """The largest k of a run's pass@k (its maj@k has the same): each row shows its own, so
+    AIME at n = 64 beside MATH-500 at n = 8 shows pass@64, not the smallest k of all rows."""
+    return max(figures, key=int) if figures else None
+
+
 MIN_WIDTH = 80  # below it, the table is printed 80 wide (the terminal wraps) rather than cut
 
 
 def score_table(report: ScoreReport) -> Table:
-    """One row per run (a model's generation file for one task): the headline figures in
-    percent. The run column stacks task and size, model and file name, and folds where the
-    terminal is narrow; number columns never wrap, so no figure is cut (80 columns suffice)."""
+    """One row per run (a model on one task, its settings where runs differ in them): the
+    headline figures in percent. The run column stacks task and size, model and settings, and
+    file name (with its shards), and folds where the terminal is narrow; number columns never
+    wrap, so no figure is cut (80 columns suffice)."""
     other = "lenient" if report.policy == "strict" else "strict"
     table = Table(
-        title=f"llmeval eval: percent; acc = avg@n ± clustered stderr, {report.policy} policy",
+        title=f"llmeval eval: percent; acc = avg@n ± clustered stderr; pass@k and maj@k at "
+        f"each run's largest k (@k); {report.policy} policy",
         box=box.SIMPLE_HEAD,
         padding=0,  # the box puts one space between columns
         show_edge=False,
         pad_edge=False,
     )
-    # the k of the pass@k column: the largest k all tasks share
-    common = set.intersection(*(set(t.pass_at_k) for t in report.tasks)) if report.tasks else set()
-    k = max(common, key=int) if common else None
     judge = any(t.judge for t in report.tasks)
     table.add_column("run: task, model, file", overflow="fold", min_width=16)
     names = (
         "acc ± se",
         other,
         *(("judge",) if judge else ()),
-        f"pass@{k or 'k'}",
-        "maj@n",
+        "pass@k",
+        "maj@k",
         "no-ans",
         "t/o",
         "trunc",
@@ -60,25 +67,40 @@ def score_table(report: ScoreReport) -> Table:
     )
     for name in names:
         table.add_column(name, justify="right", no_wrap=True)
-    # a file by its name; by its whole path where two runs would read alike
-    alike = Counter((t.task, t.model, Path(t.file).name) for t in report.tasks)
-    for score in report.tasks:
+    for score, run in zip(report.tasks, run_names(report.tasks), strict=True):
         judge_cell = (_pct(score.judge.accuracy if score.judge else None),) if judge else ()
-        name = Path(score.file).name
-        file = name if alike[(score.task, score.model, name)] == 1 else score.file
+        k = _largest_k(score.pass_at_k)
         table.add_row(
-            f"{score.task} · {score.n_problems}×{score.n_samples}\n{score.model}\n{file}",
+            f"{score.task} · {score.n_problems}×{score.n_samples}\n{run}",
             _pct_err(score.accuracy, score.stderr),
             _pct(score.policies.get(other)),
             *judge_cell,
-            _pct(score.pass_at_k.get(k)) if k else "n/a",
-            _pct(score.maj_at_k.get(str(score.n_samples))),
+            f"{_pct(score.pass_at_k[k])} @{k}" if k else "n/a",
+            _pct(score.maj_at_k.get(k)) if k else "n/a",
             _pct(score.n_no_answer / (score.samples_scored or 1)),
             str(score.n_timeout),
             _pct(score.truncation_rate),
             "yes" if score.complete else f"no: {score.samples_missing}",
         )
     return table
+
+
+def run_names(scores: list[TaskScore]) -> list[str]:
+    """Each run's model, with the settings that tell it from the others, over its file's name
+    (its whole path where two runs would read alike) and its shards."""
+    settings = setting_labels([t.settings for t in scores])
+    models = [
+        " · ".join(filter(None, (t.model, extra)))
+        for t, extra in zip(scores, settings, strict=True)
+    ]
+    alike = Counter((t.task, m, Path(t.file).name) for t, m in zip(scores, models, strict=True))
+    names = []
+    for score, model in zip(scores, models, strict=True):
+        name = Path(score.file).name
+        file = name if alike[(score.task, model, name)] == 1 else score.file
+        layout = shard_layout(score.files, score.shards)
+        names.append(f"{model}\n{file}" + (f" ({layout})" if layout else ""))
+    return names
 
 
 class _Console(Console):
@@ -97,27 +119,23 @@ def print_report(report: ScoreReport) -> None:
     console = _Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 150)
     console.width = max(console.width, MIN_WIDTH)  # (print's own width can only narrow)
     console.print(score_table(report))
-    for score in report.tasks:
-        if not score.complete:
-            console.print(
-                f"incomplete: {score.task} · {score.model}: {score.n_problems_missing} problems "
-                f"without a sample, {score.samples_missing} samples missing in all",
-                markup=False,
-                highlight=False,
-            )
-        if score.n_unfinished:
-            console.print(
-                f"unfinished?: {score.task} · {score.model}: {score.n_unfinished} samples record "
-                "no finish reason and stop mid-sentence or never close their reasoning: counted "
-                "as truncated",
-                markup=False,
-                highlight=False,
-            )
-    for score in report.tasks:
+    incomplete = [t for t in report.tasks if not t.complete]
+    if incomplete:  # what they score so far, honestly (evaluate/live.py)
+        console.print(progress_table(incomplete))
+        console.print(NO_ROUND_NOTE, markup=False, highlight=False)
+    settings = setting_labels([t.settings for t in report.tasks])
+    runs = [
+        " · ".join(filter(None, (t.task, t.model, s)))
+        for t, s in zip(report.tasks, settings, strict=True)
+    ]
+    runs = distinct(runs, [t.file for t in report.tasks])
+    for line in notes(report.tasks, runs):
+        console.print(line, markup=False, highlight=False)
+    for score, run in zip(report.tasks, runs, strict=True):
         for label, groups in (("subject", score.by_subject), ("level", score.by_level)):
             if not groups:
                 continue
-            table = Table(title=f"{score.task} · {score.model} by {label}")
+            table = Table(title=f"{run} by {label}")
             for name in (label, "problems", "accuracy"):
                 table.add_column(name, justify="left" if name == label else "right")
             for name, group in groups.items():
@@ -132,17 +150,55 @@ def print_report(report: ScoreReport) -> None:
     )
 
 
+def notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
+    """The lines under the table: each incomplete run (with the shards owning its missing
+    samples), drawn under mixed settings, or with rows not counted (copies, taken indices);
+    the reasoning and answer tokens of each run whose rows report them."""
+    lines = []
+    for score, run in zip(scores, runs, strict=True):
+        if not score.complete:
+            owners = ", ".join(f"{k}: {v}" for k, v in score.missing_by_shard.items())
+            lines.append(
+                f"incomplete: {run}: {score.n_problems_missing} problems without a sample, "
+                f"{score.samples_missing} samples missing in all"
+                + (f"; by the shard owning them: {owners}" if owners else "")
+            )
+        if score.mixed_settings:
+            lines.append(f"mixed settings: {run}: {score.mixed_settings}")
+        if score.n_copies:
+            lines.append(f"copies: {run}: {score.n_copies} rows copied earlier rows exactly: "
+                         "dropped, each sample counted once")  # fmt: skip
+        if score.n_duplicates:
+            lines.append(f"left out: {run}: {score.n_duplicates} rows under a (problem, sample "
+                         "index) another row had (in another file, or with another text or "
+                         "seed)")  # fmt: skip
+        if score.n_unfinished:
+            lines.append(f"unfinished?: {run}: {score.n_unfinished} samples record no finish "
+                         "reason and stop mid-sentence or never close their reasoning: counted "
+                         "as truncated")  # fmt: skip
+    for score, run in zip(scores, runs, strict=True):
+        if score.mean_reasoning_tokens is not None:
+            answer = score.mean_answer_tokens
+            lines.append(
+                f"tokens: {run}: {score.mean_reasoning_tokens:,.0f} reasoning and "
+                + ("n/a" if answer is None else f"{answer:,.0f}")
+                + " answer tokens per sample on average"
+            )
+    return lines
+
+
 def export_verdicts(path: Path, result: EvalResult) -> None:
     """One JSON line per sample (`--export-verdicts`), written whole (`atomic_file`): `status`,
     `correct` and `pred` under the chosen policy, and each policy's status and answer."""
     policy = result.report.policy
+    files = [(run, path, samples) for run in result.runs for path, samples in run.by_file()]
     with atomic_file(path) as out:
-        for source in result.files:
-            for sample in source.samples:
+        for source, file, samples in files:
+            for sample in samples:
                 row: dict[str, Any] = {
                     "task": source.task.name,
                     "model": source.model,
-                    "file": str(source.path),
+                    "file": str(file),
                     "problem_id": sample.problem_id,
                     "sample_idx": sample.sample_idx,
                     "status": sample.status[policy],

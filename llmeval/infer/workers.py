@@ -41,10 +41,26 @@ def _round(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds, 4)
 
 
+def _usage(reply: Reply) -> Usage | None:
+    """The reply's token counts, or None when it sent none."""
+    usage = Usage(
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        reasoning_tokens=reply.reasoning_tokens,
+    )
+    return usage if usage.model_dump(exclude_none=True) else None
+
+
 def record_line(
-    opts: InferOptions, model: str, problem: Problem, prompt: str, job: Job, reply: Reply
+    opts: InferOptions,
+    model: str,
+    problem: Problem,
+    prompt: str,
+    job: Job,
+    reply: Reply,
+    settings: str | None = None,
 ) -> bytes:
-    """The output line of one sample."""
+    """The output line of one sample (`settings`: the id of the run spec's settings)."""
     gen = Generation(
         problem_id=problem.id,
         sample_idx=job.sample_idx,
@@ -52,17 +68,17 @@ def record_line(
         answer=problem.answer,
         gen=reply.text,
         reasoning=reply.reasoning,
+        reasoning_chars=None if reply.reasoning is None else len(reply.reasoning),
         finish_reason=reply.finish_reason,
         cut_by=reply.cut_by,
-        usage=Usage(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
-        if reply.prompt_tokens is not None or reply.completion_tokens is not None
-        else None,
+        usage=_usage(reply),
         latency_s=_round(reply.latency_s),
         ttft_s=_round(reply.ttft_s),
         seed=job.seed,
         model=model,
         endpoint=reply.endpoint,
         task=opts.task,
+        settings=settings,
         meta=problem.extras,
     )
     if opts.response_key and opts.response_key != "gen":  # upstream readers' name, as well
@@ -80,8 +96,10 @@ async def run_jobs(
     client: ChatClient,
     write: Callable[[bytes], None],
     tally: Tally,
+    settings: str | None = None,
 ) -> None:
-    """Run `jobs`, `--max-workers` requests at a time; `write` gets each finished line."""
+    """Run `jobs`, `--max-workers` requests at a time; `write` gets each finished line (each
+    recording `settings`, the id of the run's settings)."""
     sampling = opts.sampling
     prompts = [user_message(p, sampling.prompt_template) for p in problems]
     system = (
@@ -111,7 +129,7 @@ async def run_jobs(
                 tally.failures.append(f"{problem.id}#{job.sample_idx}: {exc}")
             return
         try:
-            write(record_line(opts, model, problem, prompt, job, reply))
+            write(record_line(opts, model, problem, prompt, job, reply, settings))
         except Exception:
             stop()  # e.g. disk full: nothing more can be kept, so stop asking
             raise

@@ -77,6 +77,7 @@ class Completion:
     content: str
     finish_reason: str
     completion_tokens: int
+    reasoning_tokens: int = 0  # of completion_tokens, those of the reasoning
 
     @property
     def text(self) -> str:
@@ -97,8 +98,12 @@ class FakeModel:
         min_words: int = 20,
         max_words: int = 80,
         judge: tuple[tuple[str, str], ...] = (),
+        wrong_longer: bool = False,
     ) -> None:
         self.answers = answers or {}
+        # right answers from the shorter half of the length range, wrong ones the longer half
+        # (as reasoning models: a long search is more often a failed one)
+        self.wrong_longer = wrong_longer
         # a scripted judge: the reply of the first (regex, reply) whose regex the prompt matches
         self.judge = [(re.compile(pattern, re.S), reply) for pattern, reply in judge]
         self.accuracy = accuracy
@@ -129,7 +134,10 @@ class FakeModel:
         gold = self.gold_for(prompt)
         right = gold is not None and rng.random() < self.accuracy
         answer = gold if right else _wrong(gold, rng) if gold is not None else rng.randint(0, 999)
-        n = rng.randint(self.min_words, self.max_words)
+        low, high = self.min_words, self.max_words
+        if self.wrong_longer:
+            low, high = (low, (low + high) // 2) if right else ((low + high) // 2, high)
+        n = rng.randint(low, high)
         reasoning = _sentences(n, rng.randrange(len(_SENTENCES)))
         return reasoning, f"So the answer is $\\boxed{{{answer}}}$.", n
 
@@ -142,11 +150,12 @@ class FakeModel:
         c_toks = tokens(content)
         total = r_count + len(c_toks)
         if max_tokens is None or total <= max_tokens:
-            return Completion(reasoning, content, "stop", total)
+            return Completion(reasoning, content, "stop", total, r_count)
         if max_tokens <= r_count:
-            return Completion("".join(tokens(reasoning)[:max_tokens]), "", "length", max_tokens)
+            cut = "".join(tokens(reasoning)[:max_tokens])
+            return Completion(cut, "", "length", max_tokens, max_tokens)
         kept = "".join(c_toks[: max_tokens - r_count])
-        return Completion(reasoning, kept, "length", max_tokens)
+        return Completion(reasoning, kept, "length", max_tokens, r_count)
 
 
 def _scripted(reply: str, max_tokens: int | None) -> Completion:
