@@ -15,14 +15,12 @@ SCHEMA_VERSION = 1
 
 # Statuses a verdict can have; only "correct" counts as right.
 VerdictStatus = Literal["correct", "incorrect", "no_answer", "timeout", "error"]
-# The finish_reason of the empty rows older versions of infer wrote for samples the server refused
-# for context length: not samples (infer asks for them again, eval counts them as missing).
+# Older infers' empty rows for samples refused for context length: not samples (asked again)
 CONTEXT_REJECTED = "context_length"
 
 
 class _Record(BaseModel):
-    """Base of every record: unknown fields are ignored; validators are built on first use, not
-    at import (most commands use a few of these models; building all costs a tenth of a second)."""
+    """Base of every record: unknown fields ignored; validators built on first use (0.1 s)."""
 
     model_config = ConfigDict(extra="ignore", defer_build=True)
 
@@ -33,8 +31,7 @@ def _to_text(value: Any) -> Any:
 
 
 class Problem(_Record):
-    """One input problem: an id, the problem text or a ready prompt, and the gold answer; extra
-    fields of the source (subject, level, url, ...) are kept."""
+    """One input problem: id, problem text or ready prompt, gold answer; extra fields kept."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -256,10 +253,13 @@ class TaskScore(_Record):
     n_timeout: int = 0
     n_error: int = 0
     n_truncated: int = 0
+    n_unfinished: int = 0  # of n_truncated: no finish reason recorded, the text looks cut
     n_duplicates: int = 0  # rows under a (problem, sample index) another sample had: left out
     n_copies: int = 0  # rows that copied an earlier row exactly: one sample, counted once
     n_ungraded: int = 0  # problems without a gold answer: left out of every figure
     n_gold_unparsed: int = 0  # problems whose gold the verifier cannot read (text compared)
+    problems_file: str | None = None  # the problems scored against: spec's input, else data
+    problems_sha256: str | None = None  # their SHA-256
     policies: dict[str, float | None] = Field(default_factory=dict)  # accuracy per policy
     judge: JudgeScore | None = None  # with --judge-url: `accuracy` stays the rules' alone
     truncation_rate: float | None = None

@@ -3,6 +3,7 @@ ids (text everywhere: eval, and infer resuming a file another tool wrote)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -54,6 +55,43 @@ def test_a_gold_fixed_between_runs_grades_every_row_against_the_current_gold(
     rows += [generation("own-1", 1, "6", output("6", 100, RNG))]
     task = _eval(tmp_path, write_jsonl(tmp_path / "aime24_own.jsonl", rows))
     assert task["accuracy"] == 0.5 and "the latest row's gold '6'" in capsys.readouterr().err
+
+
+def test_one_output_one_verdict_whatever_gold_its_row_held(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Answers are read for the gold a sample is graded against (issue 29.3): the same output
+    boxing both roots was incorrect in a run whose rows held an old one-part gold (its last
+    box alone was read) and correct in a run whose rows held the current `-2,1`."""
+    problem = next(
+        json.loads(line)
+        for line in (DATA_DIR / "math500.jsonl").open()
+        if '"test/intermediate_algebra/1102.json"' in line
+    )
+    gen = output(None, 500, RNG) + "The integer roots are $\\boxed{-2}$ and $\\boxed{1}$."
+    scores = []
+    for name, held in (("old", "1"), ("current", problem["answer"])):
+        rows = [generation(problem["id"], i, held, gen) for i in range(2)]
+        for row in rows:
+            row["prompt"] = problem["problem"]
+        (tmp_path / name).mkdir()
+        scores.append(_eval(tmp_path, write_jsonl(tmp_path / name / "math500.jsonl", rows)))
+    assert [score["accuracy"] for score in scores] == [1.0, 1.0]  # the old-gold run said 0.0
+    assert "('1' -> '-2,1')" in capsys.readouterr().err
+
+
+def test_a_score_names_the_sha256_of_the_problems_it_was_scored_against(tmp_path: Path) -> None:
+    """The result JSON and the report tie a score to the exact data (issue 29.13)."""
+    path = write_jsonl(tmp_path / "aime24.jsonl", [generation(FIRST["id"], 0, "5", "\\boxed{5}")])
+    task = _eval(tmp_path, path)
+    digest = hashlib.sha256((DATA_DIR / "aime24.jsonl").read_bytes()).hexdigest()
+    assert (task["problems_file"], task["problems_sha256"]) == (
+        str(DATA_DIR / "aime24.jsonl"),
+        digest,
+    )
+    out = tmp_path / "report.html"
+    assert main(["report", str(path), "--out", str(out), "--no-progress"]) == 0
+    assert f"(SHA-256 {digest})" in out.read_text()
 
 
 def test_a_nan_gold_is_ungraded_and_numeric_ids_are_text(tmp_path: Path) -> None:

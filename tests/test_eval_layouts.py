@@ -190,6 +190,33 @@ def test_qwen_harness_files_score_as_written_and_with_flags(
     assert "read as Qwen2.5-Math harness" in capsys.readouterr().err
 
 
+def test_outputs_without_a_finish_reason_that_look_cut_are_unfinished(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Other harnesses' files record no finish reason and their chat template opened the
+    reasoning (issue 29.11): an output stopping mid-sentence after its answer, or never closing
+    a reasoning other rows close, counts as truncated (`unfinished?`); the same texts with a
+    finish reason recorded are scored as before."""
+    problem, gold = AIME[0]["problem"], AIME[0]["answer"]
+    think = "We add the distances of the legs one by one.\n" * 8  # the template wrote `<think>`
+    texts = [
+        f"{think}\n</think>\n\nSo the answer is $\\boxed{{{gold}}}$.",
+        f"{think}\n</think>\n\nSo maybe \\boxed{{{gold}}} but...",
+        f"{think}\nso the total distance is {gold}. But just to be thorough, let me",
+        f"{think}\nso the total is $\\boxed{{{gold}}}$.",  # never left the reasoning
+    ]
+    rows = [{"prompt": problem, "answer": gold, "gen": [t], "doc_id": AIME[0]["id"]} for t in texts]
+    (task,) = _eval(tmp_path, str(write_jsonl(tmp_path / "aime24.jsonl", rows)))["tasks"]
+    assert (task["n_unfinished"], task["n_truncated"]) == (3, 3)
+    assert task["policies"] == {"strict": 0.25, "lenient": 0.25}  # main: 0.75 and 1.0
+    assert "unfinished?: aime24" in capsys.readouterr().out
+    for row in rows:
+        row["finish_reason"] = "stop"
+    (task,) = _eval(tmp_path, str(write_jsonl(tmp_path / "aime24.jsonl", rows)))["tasks"]
+    assert (task["n_unfinished"], task["n_truncated"]) == (0, 0)
+    assert task["policies"] == {"strict": 0.75, "lenient": 1.0}
+
+
 def test_report_pictures_need_their_data(tmp_path: Path) -> None:
     rows = _rows(AIME[:3], 1, 1)
     for row in rows:

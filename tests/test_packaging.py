@@ -24,6 +24,7 @@ def _comparable(result: dict) -> dict:
     """The scores without what differs by install (file paths, the cache file list)."""
     for task in result["tasks"]:
         task.pop("file")
+        task.pop("problems_file")  # the wheel's own data file (its SHA-256 stays compared)
     result.pop("cache")
     return result
 

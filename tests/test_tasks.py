@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
+
 import pytest
 
-from llmeval.tasks import MATH_TEMPLATE, TASKS, get_task, render_prompt, task_from_filename
+from llmeval.tasks import (
+    DATA_DIR,
+    MATH_TEMPLATE,
+    TASKS,
+    get_task,
+    render_prompt,
+    task_from_filename,
+)
 
 
 @pytest.mark.parametrize(
@@ -30,6 +40,15 @@ def test_unknown_file_name_has_no_task() -> None:
 def test_upstream_task_names() -> None:
     assert get_task("math_opensource/aime24") is TASKS["aime24"]
     assert get_task("nope") is None
+
+
+def test_the_data_readme_lists_every_file_with_its_sha256() -> None:
+    """Every data file's SHA-256 is in data/README.md (issue 29.13): a fix changes both."""
+    readme = (DATA_DIR / "README.md").read_text()
+    listed = dict(re.findall(r"^\| (\w+\.jsonl) \| ([0-9a-f]{64}) \|", readme, re.M))
+    assert sorted(listed) == sorted(path.name for path in DATA_DIR.glob("*.jsonl"))
+    for name, digest in listed.items():
+        assert hashlib.sha256((DATA_DIR / name).read_bytes()).hexdigest() == digest, name
 
 
 def test_every_task_has_its_data_file() -> None:

@@ -112,6 +112,7 @@ ROWS = [
     ("2^{-2 / 3}$, $8", "8, 2^{-2/3}", S, OK, "$, $ list"),
     ("(-\\infty, 0) \\cup\\{1\\}$.", "(-\\infty,0)\\cup\\{1\\}", S, OK, "trailing $."),
     ("221,$8", "221, 8", S, OK, "stray $ in a list"),
+    ("221,$8", "8, 221", S, OK, "stray $ in a list, another order (not only as written)"),
     # --- percent ---------------------------------------------------------------------
     ("20", "20.0\\%", S, OK, "percent restated: gold 20 means 20%"),
     ("20", "20\\%", S, OK, "percent"),
@@ -209,7 +210,8 @@ ROWS = [
     ("12:00 \\text{ a.m.}", "0:00", S, OK, "midnight"),
     ("1:20", "\\frac{1}{20}", S, OK, "a time-shaped gold against a fraction: a ratio"),
     ("\\frac{1}{0}", "\\frac{2}{0}", S, NO, "WRONG: a division by zero is never equal"),
-    ("1/0", "1/0", S, NO, "WRONG: not even to itself"),
+    ("1/0", "1/0", S, OK, "the gold as written (item 29.1: decided before any parser)"),
+    ("1/0", "2/0", S, NO, "WRONG: another division by zero"),
     # --- one-letter golds ---------------------------------------------------------------
     ("A", "A^2", S, NO, "WRONG: an expression in the letter"),
     ("E", "\\mathrm{E}*2", S, NO, "WRONG: the letter times 2"),
@@ -332,6 +334,95 @@ ROWS = [
     ("f'(x) = 2x", "f(x) = 2x", S, NO, "WRONG: a derivative is not its function"),
     ("f'(x) = 2x", "f'(x)=2x", S, OK, "the same derivative"),
     ("A'", "A", S, NO, "WRONG: a primed point is another point"),
+    # --- issue 29.1: an answer that is its gold as written is correct -------------------
+    (
+        "$x = \\frac{-b \\pm \\sqrt{b^2 - 4ac}}{2a}$",
+        "x = \\frac{-b \\pm \\sqrt{b^2 - 4ac}}{2a}",
+        S,
+        OK,
+        "a $-delimited gold, boxed",
+    ),
+    (
+        "$x = \\frac{-b \\pm \\sqrt{b^2 - 4ac}}{2a}$",
+        "x=\\dfrac{-b\\pm\\sqrt{b^2-4ac}}{2a}",
+        L,
+        OK,
+        "spacing and dfrac aside",
+    ),
+    (
+        "$x = \\frac{-b \\pm \\sqrt{b^2 - 4ac}}{2a}$",
+        "x = \\frac{-b + \\sqrt{b^2 - 4ac}}{2a}",
+        S,
+        NO,
+        "WRONG: one root of two",
+    ),
+    (
+        "$$x = \\frac{1}{2}, x = \\frac{-1 \\pm \\sqrt{13}}{4}$$",
+        "x = \\frac{1}{2}, x = \\frac{-1 \\pm \\sqrt{13}}{4}",
+        S,
+        OK,
+        "$$, a list",
+    ),
+    (
+        "$$x = \\frac{1}{2}, x = \\frac{-1 \\pm \\sqrt{13}}{4}$$",
+        "x = \\frac{1}{2}, x = \\frac{-1 \\pm \\sqrt{13}}{4}",
+        L,
+        OK,
+        "...lenient too",
+    ),
+    (
+        "$$x = \\frac{1}{2}, x = \\frac{-1 \\pm \\sqrt{13}}{4}$$",
+        "x = \\frac{1}{2}, x = \\frac{-1 \\pm \\sqrt{3}}{4}",
+        S,
+        NO,
+        "WRONG: another root",
+    ),
+    ("\\(\\left(3, \\tfrac{\\pi}{2}\\right)\\)", "(3,\\frac{\\pi}{2})", S, OK, "\\( \\), \\left"),
+    ("42", "4 2", S, NO, "WRONG: a space between digits stays (a mixed number)"),
+    # --- issue 29.2: other graders' golds (a gold that boxes its answer) -----------------
+    ("\\boxed{1} papers and \\boxed{2} bins", "2, 1", S, OK, "what the gold's boxes hold"),
+    ("\\boxed{1} papers and \\boxed{2} bins", "2", S, NO, "WRONG: one of the two"),
+    ("so the solutions are $n = \\boxed{1,-2}.$", "-2, 1", S, OK, "a solution as the gold"),
+    # --- issue 29.4-7: lists with "and", units, algebra sympy needs told, the name solved for
+    ("19, 46, \\text{ and } 82", "19, 46, and 82", S, OK, "the last item after and"),
+    ("19, 46, \\text{ and } 82", "19, 46, and 83", S, NO, "WRONG: another last item"),
+    ("-5,-2,7", "7, -2, \\text{ and } -5", S, OK, "the roots, any order, the last after and"),
+    ("-5,-2,7", "7 \\text{ and } -2", S, NO, "WRONG: a root missing"),
+    ("77", "77\\,€", S, OK, "a currency sign"),
+    ("77", "78\\,€", S, NO, "WRONG: another amount"),
+    ("49", "49\\degree", S, OK, "\\degree"),
+    (
+        "15000",
+        "15,000 \\, \\text{kcal m}^{-2} \\text{ yr}^{-1}",
+        S,
+        OK,
+        "units with negative powers",
+    ),
+    ("15000", "1,500 \\, \\text{kcal m}^{-2}", S, NO, "WRONG: 10x off, with units"),
+    ("1+2i", "i(2-i)", S, OK, "i is the imaginary unit in a product"),
+    ("1+2i", "i(2+i)", S, NO, "WRONG: -1+2i"),
+    ("-1", "i^2", S, OK, "i squared"),
+    (
+        "\\frac{v_0 \\sqrt{r_0}}{(r+r_0)^{3/2}}",
+        "\\frac{v_0 (r_0/(r+r_0))^{0.5}}{r+r_0}",
+        S,
+        OK,
+        "a fractional power of positive quantities",
+    ),
+    (
+        "\\frac{v_0 \\sqrt{r_0}}{(r+r_0)^{3/2}}",
+        "\\frac{v_0 (r_0/(r+r_0))^{0.5}}{r}",
+        S,
+        NO,
+        "WRONG: another denominator",
+    ),
+    ("\\cos x", "\\sin(90^\\circ - x)", S, OK, "degrees inside a trig function are an angle"),
+    ("\\cos x", "\\sin(90^\\circ - 2x)", S, NO, "WRONG: another argument"),
+    ("\\frac{1}{2}", "\\sin 30^\\circ", S, OK, "the sine of 30 degrees"),
+    ("\\frac{1}{2}", "\\sin 30", S, NO, "WRONG: 30 radians"),
+    ("m", "b = m", S, OK, "the name solved for, then its value"),
+    ("m", "m = 5", S, NO, "WRONG: the gold's letter named, another value"),
+    ("y", "x = 5", S, NO, "WRONG: another unknown's value"),
 ]
 
 
@@ -354,6 +445,14 @@ LENIENT_ROWS = [
     ("The answer is $x = 5$ or $x = -5$.", True, "x = 5, x = -5"),  # was `x = 5`: a set's part
     ("The answer is $5$, and it is odd.", True, "5"),
     ("Final Answer: 8:34 p.m. I hope it is correct.", True, "8:34 p.m"),  # was `8:34 p`
+    # issue 29.8-10: a sentence after the anchor, numbers inside words, an unclosed dollar
+    ("**Answer:** Billy sold 7 DVDs on Tuesday.", True, "7"),  # was the whole sentence
+    ("Answer: the function is $f(x)=2x$ for all x", True, "f(x)=2x"),  # its only math span
+    ("Answer: Evelyn and Bob", True, "Evelyn and Bob"),  # words without a number: themselves
+    ("Answer: 5 apples", True, "5 apples"),  # one word: no sentence (a unit, dropped later)
+    ("The serial is AZYUK2A", True, None),  # was 2
+    ("so the count is x2 plus 3", True, "3"),
+    ("The answer is $4.", True, "4"),  # was `$4`
 ]
 
 MB = 1_000_000
@@ -398,6 +497,11 @@ HOSTILE = {
     "named parts": "a=1," * (MB // 4),
     "primes": "a'" * (MB // 2),
     "subscript commands": "x_\\a" * (MB // 4),
+    "ands": ", and" * (MB // 5),
+    "spaced ands": " " * MB + "and",
+    "trig degrees": "\\sin 1^\\circ" * (MB // 12),
+    "spacing before a unit": "1" + "\\," * (MB // 2) + "\\text{cm}",
+    "spaces before a unit": "1" + " " * MB + "x\\text{cm}",
 }
 SHAPED_GOLDS = ("12:00", "E", "SRMC=LRMC", "\\{x \\mid x = 3k\\}", "b > a > c")
 

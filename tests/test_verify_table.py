@@ -97,6 +97,11 @@ MATH_ROWS = [
     ("4.5e33", THINK + "\\boxed{4.5 \\times 10^{33}}", "correct"),
     ("1.6", THINK + "\\boxed{1.60}", "correct"),
     ("\\infty", THINK + "\\boxed{\\infty}", "correct"),
+    # issue 29: the forms of long reasoning outputs
+    ("77", THINK + "The total is $\\boxed{77\\,€}$.", "correct"),
+    ("49", THINK + "So the angle is $\\boxed{49\\degree}$.", "correct"),
+    ("19, 46, \\text{ and } 82", THINK + "$\\boxed{19, 46, and 82}$", "correct"),
+    ("19, 46, \\text{ and } 82", THINK + "$\\boxed{19, 46}$", "incorrect"),
 ]
 
 
@@ -128,6 +133,7 @@ def test_choice_table(gold: str, gen: str, expected: str) -> None:
 GPQA_0 = json.loads((DATA_DIR / "gpqa_diamond.jsonl").open().readline())  # gold D, (D) 10^-4 eV
 OPTIONS = "Which is a root?\n\n(A) f(-6)=0\n(B) f(6)=0\n(C) f(0)=6\n(D) f(1)=0"
 GAP = " Let me double-check the other case carefully. " * 12  # ~550 characters
+ECHO = "Billy sold 8 DVDs on Monday and some on Tuesday, 15 in all. Answer with 1 to 10."
 
 # (kind, gold, output, strict verdict, lenient verdict[, problem]): both policies per row
 POLICY_ROWS = [
@@ -182,6 +188,11 @@ POLICY_ROWS = [
     ("math", "A", "\\boxed{f(-6)=0}", "incorrect", "correct", OPTIONS),
     ("math", "\\text{(A)}", "\\boxed{f(6)=0}", "incorrect", "incorrect", OPTIONS),
     ("math", "A", "\\boxed{f(-6)=0}", "incorrect", "incorrect"),  # no options: no letter
+    # issue 29.8-9: a sentence after the anchor; an output that restates the problem
+    ("math", "7", THINK + "**Answer:** Billy sold 7 DVDs on Tuesday.", "no_answer", "correct"),
+    ("math", "8", THINK + "**Answer:** Billy sold 7 DVDs on Tuesday.", "no_answer", "incorrect"),
+    ("math", "10", ECHO, "no_answer", "no_answer", ECHO),  # was the problem's last number
+    ("math", "7", ECHO + "\nHe sold 7.", "no_answer", "correct", ECHO),
 ]
 
 

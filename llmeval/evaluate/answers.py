@@ -118,7 +118,9 @@ def read_answers(
         lenient = None if pred is not None or truncated else lenient_letter(*output)
     else:
         pred = extract_math(*output, parts=parts)
-        lenient = None if pred is not None or truncated else extract_anchored(*output)
+        lenient = (
+            None if pred is not None or truncated else extract_anchored(*output, problem or "")
+        )
     answer = lenient if lenient is not None else pred
     if gold_letter and answer is not None and not _MARKER.fullmatch(answer):
         lenient = _option_letter(answer, options(problem)) or lenient

@@ -143,18 +143,22 @@ _NEXT_SPAN = re.compile(r"[ \t]*+(?:,|or|and)[ \t]*+(?:" + _SPAN + ")")  # `$5$ 
 # a period ends the sentence unless it is a decimal point (`42. I hope it is correct.`) or the
 # first of `8:34 p.m.`
 _SENTENCE_END = re.compile(r"(?<!\d[apAP])(?<!\d [apAP])\.(?!\d)|\s(?:because|since|which|so|as)\s")
-# the published harnesses' last number (Qwen2.5-Math's parser), read with commas dropped
-_NUMBER = re.compile(r"-?\d*\.?\d+")
+# the published harnesses' last number (Qwen2.5-Math's parser), read with commas dropped;
+# never from inside a word (`AZYUK2A`, `x2`)
+_NUMBER = re.compile(r"(?<![A-Za-z_])-?\d*\.?\d+")
+_COMMAND = re.compile(r"\\[A-Za-z]++")
+_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
 def extract_anchored(
-    gen: str, reasoning: str | None = None, starts_in_think: bool = False
+    gen: str, reasoning: str | None = None, starts_in_think: bool = False, problem: str = ""
 ) -> str | None:
     """The answer of a finished output with no box (the lenient policy): what follows the last
     "the (final) answer is", "Final Answer:", "Answer:" or "####" (a math span and those joined
-    to it by a comma, "or", "and", else the rest of the line up to the sentence's end), or a
-    bold number ending the output, else the last number of the text, as the published
-    harnesses read it. The caller passes only outputs that were not cut off."""
+    to it by a comma, "or", "and", else the rest of the line up to the sentence's end: of a
+    sentence, its only math span or its last number), or a bold number ending the output, else
+    the last number of the text, as the published harnesses read it, unless its line restates
+    the `problem`. The caller passes only outputs that were not cut off."""
     text = response_text(gen, reasoning, starts_in_think)
     if not text:
         return None
@@ -166,10 +170,7 @@ def extract_anchored(
     if bold and (last is None or len(text) - len(tail) + bold.start() >= last.end()):
         return bold.group(1).replace(",", "")
     if last is None:
-        number = None
-        for number in _NUMBER.finditer(text.replace(",", "")):  # noqa: B007 (the last one)
-            pass
-        return number.group(0) if number else None
+        return _last_number(text.replace(",", ""), problem.replace(",", ""))
     rest = text[last.end() :].lstrip(" \t:*")
     line = (rest if rest.startswith("$$") else rest.split("\n", 1)[0])[:2000]
     span = _MATH_SPAN.match(line)
@@ -180,9 +181,56 @@ def extract_anchored(
         answer = ", ".join(s.group(1) or s.group(2) for s in spans)
     else:
         cut = _SENTENCE_END.search(line)
-        answer = line[: cut.start()] if cut else line
-    answer = clean_math_answer(answer.strip().strip("*")) or ""
+        answer = _of_sentence(line[: cut.start()] if cut else line)
+    answer = clean_math_answer(answer.strip().strip("*$").strip()) or ""  # `$4.`: no span
     return answer if 0 < len(answer) <= 1000 else None
+
+
+def _of_sentence(text: str) -> str:
+    """A sentence's answer (`Billy sold 7 DVDs on Tuesday.`): its only math span, else its last
+    number; anything with fewer than two words outside math is its own answer."""
+    spans = _MATH_SPAN.findall(text)
+    if len(_WORD.findall(_COMMAND.sub(" ", _MATH_SPAN.sub(" ", text)))) < 2:
+        return text
+    if len(spans) == 1:
+        return spans[0][0] or spans[0][1]
+    return _last_number(text.replace(",", ""), "") or text
+
+
+def _last_number(text: str, problem: str) -> str | None:
+    """The last number of `text`, unless the line holding it restates the problem (3+ words)."""
+    number = None
+    for number in _NUMBER.finditer(text):  # noqa: B007 (the last one)
+        pass
+    if number is None:
+        return None
+    start, end = text.rfind("\n", 0, number.start()) + 1, text.find("\n", number.end())
+    line = " ".join(text[max(start, number.start() - 1000) : end if end >= 0 else None].split())
+    restated = len(_WORD.findall(line)) >= 3 and line in " ".join(problem.split())
+    return None if restated else number.group(0)
+
+
+# How an output that records no finish reason shows it was cut: its last line, after its last
+# box, ends with a comma, an operator, an ellipsis or a word no sentence ends with
+_DANGLING = re.compile(
+    r"(?:[,;:(=+]|\.\.\.|…|(?<![A-Za-z])(?:the|an|of|to|in|on|at|by|for|with|from|and|or|but"
+    r"|so|if|then|that|which|is|are|was|be|we|let|me|us|this|its))[\s*]*+$"
+)
+
+
+def stops_mid_sentence(
+    gen: str, reasoning: str | None = None, starts_in_think: bool = False
+) -> bool:
+    """Whether an output stops mid-sentence after its last answer (`...is 230. But just to be
+    thorough, let me`, `So maybe \\boxed{10\\%} but...`) or never closes its reasoning: what
+    a row without a finish reason is counted as unfinished for (`<think>` aside, a sentence
+    ending without a period is finished: `I hope it is correct`)."""
+    text = response_text(gen, reasoning, starts_in_think)
+    if text is None:
+        return True
+    line = text[-2000:].rstrip().rsplit("\n", 1)[-1]
+    box = _last_box(line, len(line))
+    return _DANGLING.search(line, box[1] if box else 0) is not None
 
 
 def canonical_answer(answer: str) -> str:

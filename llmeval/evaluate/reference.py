@@ -13,7 +13,7 @@ from pathlib import Path
 
 from llmeval.errors import LlmevalError
 from llmeval.evaluate.discover import META_FIELDS
-from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate.runs import InputRun, reread_run
 from llmeval.evaluate.samples import Sample
 from llmeval.files import read_file
 from llmeval.problems import InputKeys, load_problems
@@ -101,6 +101,7 @@ def apply_reference(source: InputRun) -> None:
     found = reference_problems(source)
     if found is not None:
         path, problems = found
+        source.reference = str(path), _sha256(path.resolve(), path.stat().st_mtime)
         texts = {pid: source.prompts.get(pid, "") for pid in by_problem}
         source.reference_ids = match_problems(problems, texts)
         if not source.reference_ids:
@@ -146,8 +147,9 @@ def _settle_golds(
 ) -> None:
     """One gold per problem: the current input's (`current`) where its rows hold another and
     were asked alike or disagree among themselves, else the rows' own (said); a problem no
-    input holds whose rows disagree: the latest row's."""
-    changed, kept = [], []
+    input holds whose rows disagree: the latest row's. Answers are read again for a settled
+    gold."""
+    changed, kept, settled = [], [], {}
     for pid, samples in by_problem.items():
         golds = list(dict.fromkeys(s.gold for s in samples if s.gold))
         gold = current.get(pid, "")
@@ -170,9 +172,9 @@ def _settle_golds(
             )
         else:
             continue
-        for sample in samples:
-            if sample.gold:
-                sample.gold = gold
+        settled[pid] = gold
+    if settled:
+        reread_run(source, settled)
     said = (
         (
             changed,

@@ -14,9 +14,10 @@ from typing import Any
 
 from llmeval.errors import InputError, UsageError
 from llmeval.evaluate.discover import model_folder, read_spec, resolve_task
+from llmeval.evaluate.layouts import RowSource
 from llmeval.evaluate.options import RowKeys
 from llmeval.evaluate.samples import Pair, RowReader, Sample, read_rows
-from llmeval.records import RunSpec
+from llmeval.records import CONTEXT_REJECTED, RunSpec
 from llmeval.shards import (
     Shard,
     pair_hash,
@@ -64,6 +65,8 @@ class InputRun:
     # the sample indices drawn under each settings id the rows record (None: rows without one)
     settings: dict[str | None, set[int]] = field(default_factory=dict)
     gold_unparsed: set[str] = field(default_factory=set)  # problems whose gold compared as text
+    keys: RowKeys = field(default_factory=RowKeys)  # the fields its rows were read under
+    reference: tuple[str, str] | None = None  # (file, SHA-256) of the problems scored against
 
     def __post_init__(self) -> None:
         if not self.parts:
@@ -133,7 +136,7 @@ def read_run(
     seeds = len(paths) > 1 and all(_SEED_FILE.fullmatch(p.name) for p in paths)
     spec = None if seeds else check_one_run(parts)  # (NeMo-Skills writes no spec)
     task = resolve_task(paths[0], task_flag, spec)
-    run = InputRun(run_output(paths[0]), task, spec=spec, parts=parts)
+    run = InputRun(run_output(paths[0]), task, spec=spec, parts=parts, keys=keys)
     seen: dict[Pair, tuple[Path, int]] = {}
     models: Counter[str] = Counter()
     first_row: dict[str, Any] | None = None
@@ -169,6 +172,30 @@ def read_run(
         )
     run.model = model or _model(spec, models, run.path)
     return run
+
+
+def reread_run(run: InputRun, golds: dict[str, str]) -> None:
+    """Give the problems of `golds` those golds, their answers read again for them: how an
+    output is read depends on its gold (a gold of k parts takes the final k boxes, a letter an
+    option's text), so one output has one verdict whatever gold its row held. The files are
+    read as `read_run` read them (the first of a repeated pair counts); only pairs read then
+    change."""
+    fresh: dict[Pair, Sample] = {}
+    counters: Counter[str] = Counter()
+    seeds = len(run.parts) > 1 and all(_SEED_FILE.fullmatch(p.path.name) for p in run.parts)
+    for part in run.parts:
+        reader = RowReader(part.path, run.task, run.keys, False, golds)
+        if seeds:
+            reader.counters = counters
+        for lineno, row in RowSource(part.path, run.keys.lm_filter):
+            if row.get("finish_reason") != CONTEXT_REJECTED:
+                for read in reader.samples(lineno, row):
+                    fresh.setdefault((read.problem_id, read.sample_idx), read)
+    for sample in run.samples:
+        new = fresh.get((sample.problem_id, sample.sample_idx))
+        if new is not None:
+            sample.gold, sample.pred = new.gold, new.pred
+            sample.anchored = None if sample.unfinished else new.anchored
 
 
 def check_one_run(parts: list[FilePart]) -> RunSpec | None:

@@ -18,7 +18,7 @@ from llmeval.errors import InputError
 from llmeval.evaluate.answers import read_answers
 from llmeval.evaluate.copies import Copies, count_repeats, fingerprint
 from llmeval.evaluate.discover import META_FIELDS
-from llmeval.evaluate.extract import THINK_OPEN, TRUNCATED_REASONS
+from llmeval.evaluate.extract import THINK_CLOSE, THINK_OPEN, TRUNCATED_REASONS, stops_mid_sentence
 from llmeval.evaluate.layouts import (
     MISSING,
     RowSource,
@@ -35,6 +35,7 @@ from llmeval.records import CONTEXT_REJECTED, token_count
 from llmeval.tasks import Task
 
 log = logging.getLogger("llmeval")
+Golds = dict[str, str] | None  # {problem id: the gold its rows are read for} (None: their own)
 PROBLEM_TEXT_KEYS = ("prompt", "problem", "question")  # where a row's problem text may be
 
 
@@ -70,6 +71,7 @@ class Sample:
     judge_reply: str = ""
     reasoning_tokens: int | None = None  # of completion_tokens, where the server said
     prompt_tokens: int | None = None  # usage.prompt_tokens, where the row has it
+    unfinished: bool = False  # no finish reason recorded; the text looks cut (counted truncated)
 
     @property
     def answer(self) -> str | None:
@@ -106,10 +108,15 @@ class RowReader:
     copy of an earlier row without an index is left out here, pairs repeated with an index are
     settled by `read_rows`."""
 
-    def __init__(self, path: Path, task: Task, keys: RowKeys, keep_texts: bool) -> None:
+    def __init__(
+        self, path: Path, task: Task, keys: RowKeys, keep_texts: bool, golds: Golds = None
+    ) -> None:
         self.path, self.task, self.keys, self.keep_texts = path, task, keys, keep_texts
+        self.golds = golds  # settled golds: only these problems are read, with these golds
         self.counters: Counter[str] = Counter()
         self.copies = Copies()
+        # samples of rows without a finish reason, reasoning field or `<think>`: closed one?
+        self.closes: list[tuple[bool, Sample]] = []
 
     def samples(self, lineno: int, row: dict[str, Any]) -> list[Sample]:
         """The samples of one row: one, or one per output when the response field is a list."""
@@ -140,6 +147,10 @@ class RowReader:
                 if not self.copies.is_copy(problem_id, j, fingerprint(gen, reasoning, seed), lineno)
             ]
         first = self._first_index(row, problem_id, len(texts), lineno)
+        if self.golds is not None:
+            if problem_id not in self.golds:
+                return []
+            gold = gold and self.golds[problem_id]
         return [
             self._sample(row, gen, problem_id, first + i, gold, meta, j)
             for i, (j, gen) in enumerate(texts)
@@ -160,7 +171,8 @@ class RowReader:
         reasoning = reasoning_of(row)
         output = (gen, reasoning, starts_in_think)
         finish = row.get("finish_reason")
-        truncated = finish in TRUNCATED_REASONS
+        unfinished = finish is None and stops_mid_sentence(*output)
+        truncated = finish in TRUNCATED_REASONS or unfinished
         pred, anchored = read_answers(self.task.kind, output, truncated, gold, problem_text(row))
         texts = None
         if self.keep_texts:
@@ -176,6 +188,9 @@ class RowReader:
         tokens, thought, prompt_tokens = _tokens(row, position)
         sample = Sample(pid, idx, gold, pred, truncated, tokens, meta, anchored, texts)
         sample.reasoning_tokens, sample.prompt_tokens = thought, prompt_tokens
+        sample.unfinished = unfinished
+        if finish is None and reasoning is None and THINK_OPEN not in gen:
+            self.closes.append((THINK_CLOSE in gen, sample))
         return sample
 
     def problem_id(self, row: dict[str, Any], lineno: int) -> str:
@@ -260,6 +275,9 @@ def read_rows(
             if text is not None:
                 prompts.setdefault(sample.problem_id, text)
     rows.said()
+    if any(closed for closed, _ in reader.closes):  # the template opened `<think>`: these
+        for sample in (sample for closed, sample in reader.closes if not closed):  # never closed
+            sample.truncated, sample.unfinished, sample.anchored = True, True, None
     if rejected:
         log.warning(
             "%s: %d rows are empty samples an older infer wrote when the server refused them for "

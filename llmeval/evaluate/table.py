@@ -172,6 +172,10 @@ def notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
             lines.append(f"left out: {run}: {score.n_duplicates} rows under a (problem, sample "
                          "index) another row had (in another file, or with another text or "
                          "seed)")  # fmt: skip
+        if score.n_unfinished:
+            lines.append(f"unfinished?: {run}: {score.n_unfinished} samples record no finish "
+                         "reason and stop mid-sentence or never close their reasoning: counted "
+                         "as truncated")  # fmt: skip
     for score, run in zip(scores, runs, strict=True):
         if score.mean_reasoning_tokens is not None:
             answer = score.mean_answer_tokens
@@ -200,6 +204,7 @@ def export_verdicts(path: Path, result: EvalResult) -> None:
                     "status": sample.status[policy],
                     "correct": sample.correct(policy),
                     "truncated": sample.truncated,
+                    "unfinished": sample.unfinished,
                     "pred": sample.answer_for(policy),
                     "gold": sample.gold,
                     **{

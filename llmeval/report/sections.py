@@ -104,7 +104,11 @@ def overview(run: rd.Run, meta: dict[str, str]) -> str:
     head = score_head(run.policy, reasoning)
     groups = "".join(_groups(task, s) for task, s in sorted(run.scores.items()))
     specs = "".join(_spec(task, f) for task, f in sorted(run.files.items()) if f.spec is not None)
-    facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in meta.items())
+    scored = {f"problems of {t}": f"{s['problems_file']} (SHA-256 {s['problems_sha256']})"
+              for t, s in sorted(run.scores.items()) if s.get("problems_sha256")}  # fmt: skip
+    facts = "".join(
+        f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in {**meta, **scored}.items()
+    )
     facts = f'<dl class="facts">{facts}</dl>'
     mixed = "".join(
         note(f"mixed settings: {task}: {s['mixed_settings']}")

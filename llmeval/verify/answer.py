@@ -42,6 +42,12 @@ RULES: list[tuple[str, str, str, str]] = [
     ("unit text after a number", "5\\text{ cm}", "5", "5"),
     ("unit text with a power", "864 \\mbox{ inches}^2", "864", "864"),
     (
+        "unit texts with negative powers, after spacing",
+        "15,000 \\, \\text{kg m}^{-2}",
+        "15000",
+        "15,000",
+    ),
+    (
         "unit text that is a gold variable stays",
         "\\frac{37}{4}\\text{ m}",
         "\\frac{37}{4} m",
@@ -55,7 +61,7 @@ RULES: list[tuple[str, str, str, str]] = [
     ("congruence with (\\text{mod } n)", "x \\equiv 5 \\ (\\text{mod } 17)", "5", "5"),
     ("congruence with \\mod", "n\\equiv 5 \\mod 17", "5", "5"),
     ("Unicode superscripts", "x²+y³", "x^2+y^3", "x^{2}+y^{3}"),
-    ("Unicode minus, times, pi", "2−π", "2-\\pi", "2-\\pi"),
+    ("Unicode minus, times, pi, currency signs", "2−π", "2-\\pi", "2-\\pi"),
     ("currency", "\\$18.90", "18.90", "18.90"),
     ("dollar-separated list", "69$,$84", "69$,$84", "69, 84"),
     ("\\! dropped", "32,\\!348", "32348", "32,348"),
@@ -90,6 +96,9 @@ _UNICODE = {
     "≠": "\\ne ",
     "°": "^{\\circ}",
     "\u00a0": " ",
+    "€": "",
+    "£": "",
+    "¥": "",
 }
 _TRANSLATE = str.maketrans(
     {
@@ -122,9 +131,10 @@ _PERCENT_WORD = re.compile(
 )
 _UNIT_TEXT = re.compile(
     r"\\(?:text|mbox|mathrm|textrm|textit|mathit)\s*+\{([^{}]{0,80})\}"
-    r"(?:\s*+\^\s*+(?:\{\s*+\d\s*+\}|\d))?\s*+$"
+    r"(?:\s*+\^\s*+(?:\{\s*+-?\d\s*+\}|\d))?\s*+$"
 )
 _UNIT_WORDS = re.compile(r"[A-Za-z][A-Za-z .\-/]*+(?:\^\s*+\{?\d\}?)?")
+_SPACES = re.compile(r"(?:\s|\\[,;: ])*+$")  # spacing ending the text (`15,000 \,`)
 _COMMANDS = re.compile(r"\\[A-Za-z]++")
 _TEXT_ARG = re.compile(r"\\(?:text|mbox|mathrm|textrm|operatorname)\s*+\{[^{}]*+\}")
 _MOD_MARKERS = (
@@ -176,7 +186,8 @@ def _strip_units(text: str, letters: frozenset[str]) -> str:
         match = _UNIT_TEXT.search(tail)
         if match is None:
             break
-        before = (head + tail[: match.start()]).rstrip()
+        before = head + tail[: match.start()]
+        before = before[: _SPACES.search(before, max(0, len(before) - _TAIL)).start()]  # type: ignore[union-attr]
         words = match.group(1).strip()
         if not before or not (before[-1].isdigit() or before[-1] in "}).%"):
             break

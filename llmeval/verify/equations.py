@@ -1,13 +1,14 @@
-"""Equations made comparable before math-verify sees them: a derivative (`\\frac{dM}{dt}`) is a
-name, never the derivative of a constant (0, which made `dM/dt = anything` equal), and two
+"""Expressions made comparable before math-verify sees them: a derivative (`\\frac{dM}{dt}`) is a
+name, never the derivative of a constant (0, which made `dM/dt = anything` equal); two
 equations naming their function or dependent variable differently (`f(x) = 2x+3`, `y = 2x+3`)
-compare by their right-hand sides."""
+compare by their right-hand sides; `i` is the imaginary unit; where a side holds a root or a
+fractional power of symbols, the symbols are positive (physical quantities)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sympy import Derivative, Eq, Symbol
+from sympy import Derivative, Eq, Float, I, Pow, Rational, Symbol
 from sympy.core.function import AppliedUndef
 
 from llmeval.verify.matching import first_expr
@@ -53,6 +54,27 @@ def _same_name(gold: Any, answer: Any) -> bool:
     return variable not in functions[0].args
 
 
+def _told(expr: Any, positive: bool) -> Any:
+    """`expr` with what sympy must be told: `i` is the imaginary unit (`i(2-i)` is 1+2i); with
+    `positive`, every symbol is positive and a decimal exponent a fraction (`(a/b)^{0.5}` is
+    `\\sqrt{a}/\\sqrt{b}`)."""
+    names = {s: I if s.name == "i" else Symbol(s.name, positive=True) for s in expr.free_symbols}
+    expr = expr.xreplace({s: new for s, new in names.items() if positive or new is I})
+    if not positive:
+        return expr
+    return expr.replace(
+        lambda e: isinstance(e, Pow) and isinstance(e.exp, Float),
+        lambda e: Pow(e.base, Rational(str(e.exp))),
+    )
+
+
+def _fractional(expr: Any) -> bool:
+    """Whether `expr` has a root or a fractional power of an expression of symbols."""
+    return any(
+        p.base.free_symbols and not p.exp.is_integer for p in expr.atoms(Pow) if p.exp.is_number
+    )
+
+
 def prepare(gold_parsed: list[Any], answer_parsed: list[Any]) -> tuple[list[Any], list[Any]]:
     """The parse results with their expressions made comparable (see the module docstring)."""
     gold, answer = first_expr(gold_parsed), first_expr(answer_parsed)
@@ -60,6 +82,8 @@ def prepare(gold_parsed: list[Any], answer_parsed: list[Any]) -> tuple[list[Any]
         return gold_parsed, answer_parsed
     try:
         new_gold, new_answer = _rhs_pair(_frozen(gold), _frozen(answer))
+        positive = _fractional(new_gold) or _fractional(new_answer)
+        new_gold, new_answer = _told(new_gold, positive), _told(new_answer, positive)
     except Exception:  # anything sympy raises: compared as parsed
         return gold_parsed, answer_parsed
     return (

@@ -13,6 +13,11 @@ import re
 # (rule name, example in, example out): what normalize_gold does, in order.
 RULES: list[tuple[str, str, str]] = [
     ("empty gold", "   ", "None"),
+    (
+        "a gold that boxes its answer: what its boxes hold",
+        "so $n = \\boxed{1} or \\boxed{-2}$",
+        "$1, -2$",
+    ),
     ("line breaks and outer spaces", "I(0) e^{-t}\n", "$I(0) e^{-t}$"),
     (
         "trailing sentence period after a math span",
@@ -88,6 +93,14 @@ _SUB_COMMAND = re.compile(r"_\s*+(?:\{\s*+\\([A-Za-z]{1,20})\s*+\}|\\([A-Za-z]{1
 _PRIME = re.compile(r"(?<![\\A-Za-z])([A-Za-z])('{1,3})(?![_'])")
 _APPROX = re.compile(r"^\s*+\\(?:approx|sim|simeq)(?![A-Za-z])\s*+")
 _DIGIT_I = re.compile(r"(?<=\d)i(?![A-Za-z])")
+# `19, 46, and 82`, `7, -2 \text{ and } -5`: "and" before a list's last item is a comma
+_AND = re.compile(
+    r"(?:[ \t]?,)?[ \t]?(?:\\text\s*+\{\s*+and\s*+\}|(?<![\\A-Za-z])and(?![A-Za-z]))[ \t]*+"
+)
+_TRIG = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
+_DEGREES = re.compile(
+    r"(?<![\d.])(\d++(?:\.\d++)?)\s*+\^\s*+(?:\{\s*+\\circ\s*+\}|\\circ(?![A-Za-z]))"
+)
 # `\gamma-1` would be the gamma function of -1 (zoo): a lone \gamma is a symbol
 _GAMMA = re.compile(r"\\gamma(?![A-Za-z])(?!\s*+(?:\(|\\left))")
 _EULER = re.compile(r"\\(?:text|mathrm|textrm|rm|mathit)\s*+\{\s*+e\s*+\}")
@@ -117,6 +130,9 @@ SHARED_RULES: list[tuple[str, str, str]] = [
     ),
     ("a prime is part of the name (math-verify drops it)", "f'(x) = 2x", "f_{prime}(x) = 2x"),
     ("approximately: the value", "\\approx 3.2", "3.2"),
+    ('a list\'s last item after "and"', "19, 46, \\text{ and } 82", "19, 46, 82"),
+    ("\\degree is ^{\\circ}", "49\\degree", "49^{\\circ}"),
+    ("degrees inside a trig function are angles", "\\sin 30^\\circ", "\\sin \\frac{30\\pi}{180}"),
     ("digit then i: a standalone i (math-verify's complex test)", "6-5i", "6-5 i"),
     ("Euler's e in \\text{} or \\mathrm{}", "\\mathrm{e}^{-t/\\tau}", "e^{-t/\\tau}"),
     ("digit groups split by a space or thin space", "1 000 000", "1000000"),
@@ -152,6 +168,11 @@ def shared_spelling(text: str) -> str:
         text = _PRIME.sub(lambda m: m.group(1) + "_{" + "prime" * len(m.group(2)) + "}", text)
     if "\\" in text:
         text = _APPROX.sub("", text)
+        text = text.replace("\\degree", "^{\\circ}")
+        if "circ" in text and _TRIG.search(text):
+            text = _DEGREES.sub(lambda m: f"\\frac{{{m.group(1)}\\pi}}{{180}}", text)
+    if "and" in text:
+        text = _AND.sub(", ", text)
     if "e" in text and "\\" in text:
         text = _EULER.sub("e", text)
     if "\\" in text and "{" in text:
@@ -197,9 +218,24 @@ def _drop_condition(text: str) -> str:
     return text[:end] if set_off and text[:end].strip() else text
 
 
+def _boxed(text: str) -> str:
+    """The contents of the text's `\\boxed{}`s joined by commas (a box left open: the rest of
+    the text); the text itself when it has none."""
+    found, at = [], text.find("\\boxed{")
+    while at >= 0:
+        depth, start = 0, at + len("\\boxed")
+        for end in range(start, len(text)):
+            depth += (text[end] == "{") - (text[end] == "}")
+            if depth == 0:
+                break
+        found.append(text[start + 1 : end + (depth != 0)])
+        at = text.find("\\boxed{", end)
+    return ", ".join(found) or text
+
+
 def normalize_gold(gold: str) -> str | None:
     """The gold as the LaTeX math span handed to math_verify.parse; None when empty."""
-    text = gold.replace("\n", " ").strip()
+    text = _boxed(gold).replace("\n", " ").strip()
     if not text:
         return None
     if text.endswith("$."):

@@ -40,6 +40,8 @@ RULES: list[tuple[str, str, str, str]] = [
     ("an ordering listed in another order", "b > a > c", "a, b, c", "incorrect"),
     ("a congruence: the residue, and the modulus if given", "a \\equiv 3 \\pmod 5", "3", "correct"),
     ("a congruence modulo another number", "3 \\pmod{5}", "x \\equiv 3 \\pmod{7}", "incorrect"),
+    ("an answer naming another unknown: its value", "m", "b = m", "correct"),
+    ("an answer naming the gold's own letter", "x", "x = 5", "incorrect"),
 ]
 
 Same = Callable[[str, str], bool]  # whether an answer part equals a gold part (the verifier)
@@ -56,6 +58,7 @@ _WORDS = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*")
 _RELATION = re.compile(r"\\gt\b|\\lt\b|>|<")
 _DIRECTION = {">": ">", "\\gt": ">", "<": "<", "\\lt": "<"}
 # `\pmod{5}`, `\pmod 5`, `\bmod 5`, `(\text{mod } 5)`, `(mod 5)` ending the text (after `_plain`)
+_ASSIGNED = re.compile(r"([A-Za-z](?:_\{?\w{1,8}\}?)?) ?= ?([^=]+)")
 _MODULUS = re.compile(r"(?:\\[pb]?mod|\(\s*mod)\s*\{?\s*(\d{1,18})\s*\}?\s*\)?$")
 
 
@@ -147,6 +150,9 @@ def shape_status(gold: str, answer: str, same: Same) -> VerdictStatus | None:
     if gold_text is None:
         return None
     answer_text = _plain(answer) or ""
+    named = _ASSIGNED.fullmatch(answer_text)
+    if named and "=" not in gold_text and named[1] != gold_text:
+        answer_text = named[2]  # `b = m` for gold `m`: the name solved for, then its value
     if _chain(gold_text) is not None:
         return _ordering(gold_text, answer_text, same)
     wrapped = _WRAPPER.search(gold) is not None

@@ -28,7 +28,7 @@ from llmeval.tasks import AnswerKind
 Policy = Literal["strict", "lenient"]
 POLICIES: tuple[Policy, ...] = ("strict", "lenient")
 # Bump when anything below changes a verdict: every cached verdict of that policy then misses.
-POLICY_IDS = {"strict": "strict-last-box-v5", "lenient": "lenient-anchor-approx-v4"}
+POLICY_IDS = {"strict": "strict-last-box-v6", "lenient": "lenient-anchor-approx-v5"}
 GOLD_UNPARSED = "gold unparsed"
 # math-verify's comparison options, fixed (its defaults, written out so they cannot drift).
 FLOAT_ROUNDING = 6
@@ -204,13 +204,14 @@ def verify(
     from llmeval.verify.matching import first_expr
     from llmeval.verify.shapes import shape_status
 
+    if same_text(gold, answer):  # reflexive by construction (the parse only names the gold)
+        return "correct", None, None if parse_gold(gold) else GOLD_UNPARSED
     shaped = shape_status(gold, answer, _same)  # read on the text: times, letters, words, ...
     if shaped is not None:
         return shaped, None, None
     gold_parsed = parse_gold(gold)
     if not gold_parsed:  # counted and named by eval; never silently wrong
-        same = "".join(gold.split()) == "".join(answer.split())
-        return ("correct" if same else "incorrect"), None, GOLD_UNPARSED
+        return "incorrect", None, GOLD_UNPARSED
     normalized = normalize_answer(answer, gold)
     listed = list_status(normalize_gold(gold) or "", normalized, _same)
     if listed is not None:
@@ -220,6 +221,32 @@ def verify(
     gold_value = first_expr(gold_parsed)
     lenient = gold_value is not None and approx_equal(gold_value, normalized)
     return "incorrect", ("correct" if lenient else None), None
+
+
+# Typesetting that never changes the math: math delimiters, \left/\right, spacing, \displaystyle
+_TYPESETTING = re.compile(
+    r"(?<!\\)(?:\$|\\[()\[\]])|\\(?:left|right|displaystyle|q?quad)(?![A-Za-z])|\\[,;:! ]"
+)
+_GAP = re.compile(r"\s++")
+
+
+def same_text(gold: str, answer: str) -> bool:
+    """Whether an answer is its gold as written: equal after dropping math delimiters, spacing
+    commands, `\\left`/`\\right` and whitespace (a space between two letters or two digits
+    stays: `4 2` is not `42`), `\\dfrac`/`\\tfrac` read as `\\frac`. Decided first: correct
+    under both policies, whatever the parsers make of it."""
+    return _typeset(gold) == _typeset(answer)
+
+
+def _typeset(text: str) -> str:
+    text = _TYPESETTING.sub(" ", text).replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    return _GAP.sub(_gap, text.strip())
+
+
+def _gap(match: re.Match[str]) -> str:
+    text, start, end = match.string, match.start(), match.end()
+    pair = text[start - 1] + text[end]  # (never at an end: the text is stripped)
+    return " " if pair.isdigit() or pair.isalpha() else ""
 
 
 def _same(gold: str, answer: str) -> bool:
