@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from llmeval.errors import display_url
 from llmeval.sampling import Sampling
 
 SCHEMA_VERSION = 1
@@ -139,6 +140,11 @@ class RunSpec(Sampling):
     shard: str | None = None  # "K/N": this file holds shard K of N of the run (shards.py)
     server: ServerInfo | None = None
     schema_version: int = SCHEMA_VERSION
+
+    @field_validator("base_urls")
+    @classmethod
+    def _no_credentials(cls, urls: list[str]) -> list[str]:  # a spec someone else wrote
+        return [display_url(url) for url in urls]
 
     @classmethod
     def read(cls, raw: bytes) -> RunSpec:

@@ -77,7 +77,7 @@ for task in "${TASK_LIST[@]}"; do
   [[ -n "${SYSTEM_PROMPT:-}" ]] && cmd+=(--system-prompt "$SYSTEM_PROMPT")
   cmd+=("${EXTRA[@]}")
   if [[ "${DRY_RUN:-0}" == 1 ]]; then
-    printf '%q ' "${cmd[@]}" | sed 's/ $//'
+    printf '%q ' "${cmd[@]}" | sed 's/ $//' | redact
     echo
     continue
   fi

@@ -181,7 +181,12 @@ def test_run_infer_writes_no_password_into_its_log_or_messages(tmp_path: Path) -
     assert (
         refused.returncode == 2 and "cannot list models at http://***@127.0.0.1:9" in refused.stderr
     )
-    for text in (done.stdout, done.stderr, log, refused.stderr):
+    dry = run("run_infer.sh", BASE_URLS=url, DRY_RUN="1", MODEL="m")
+    scores = run("get_scores.sh", str(data), DRY_RUN="1",
+                 EXTRA_ARGS=f"--judge-url {url} --judge-model j")  # fmt: skip
+    assert "--base-url http://***@127.0.0.1:" in dry.stdout
+    assert "--judge-url http://***@127.0.0.1:" in scores.stdout
+    for text in (done.stdout, done.stderr, log, refused.stderr, dry.stdout, scores.stdout):
         assert "s3cret-pw" not in text
 
 

@@ -72,6 +72,30 @@ def test_the_api_key_is_never_written_nor_printed(how: str, tmp_path: Path) -> N
     assert _files_holding(tmp_path, KEY) == []
 
 
+def test_a_password_in_a_file_someone_else_wrote_is_never_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run spec and rows written by another tool (or an older llmeval) with a password in
+    their URLs: eval and report show those URLs without it."""
+    from llmeval.cli.main import main
+
+    out = tmp_path / "aime24.jsonl"
+    with serve() as srv:
+        assert main(_infer_argv(srv.url, out, "--progress", "plain")) == 0
+        secret_url = srv.url.replace("http://", f"http://user:{KEY}@")
+    spec = out.with_name(out.name + ".spec.json")
+    spec.write_text(spec.read_text().replace(srv.url, secret_url))
+    out.write_text(out.read_text().replace(srv.url, secret_url))
+    assert KEY in spec.read_text() and KEY in out.read_text()
+    report, result = tmp_path / "r.html", tmp_path / "r.json"
+    assert main(["eval", str(out), "--result-json", str(result), "--no-progress"]) == 0
+    assert main(["report", str(out), "--out", str(report), "--no-compress"]) == 0
+    said = capsys.readouterr()
+    assert KEY not in said.out + said.err
+    assert srv.url in report.read_text()  # the endpoint and the spec's server, shown
+    assert _files_holding(tmp_path, KEY) == ["aime24.jsonl", "aime24.jsonl.spec.json"]
+
+
 # --- no code path hands text to an evaluator -------------------------------------------------
 
 
@@ -174,7 +198,7 @@ def hang_up_port() -> Iterator[int]:
 
 
 @pytest.mark.parametrize(
-    "where", ["refused", "unknown host", "hangs up", "tls to a hang-up", "404"]
+    "where", ["refused", "unknown host", "hangs up", "tls to a hang-up", "404", "a password"]
 )
 def test_unreachable_server_is_one_clear_line(
     where: str, hang_up_port: int, tmp_path: Path
@@ -186,6 +210,7 @@ def test_unreachable_server_is_one_clear_line(
             "hangs up": f"http://127.0.0.1:{hang_up_port}/v1",
             "tls to a hang-up": f"https://127.0.0.1:{hang_up_port}/v1",
             "404": srv.url.replace("/v1", "/elsewhere/v1"),
+            "a password": f"http://user:{KEY}@127.0.0.1:1/v1",
         }[where]
         done = _run(*_infer_argv(url, tmp_path / "o.jsonl", "--timeout", "5",
                                  "--max-retries", "1", "--retry-delay", "0.01"))  # fmt: skip
@@ -194,7 +219,10 @@ def test_unreachable_server_is_one_clear_line(
     errors = [ln for ln in done.stderr.splitlines() if ln.startswith("llmeval infer: error: ")]
     assert len(errors) == 1, done.stderr
     assert "exec format error" not in errors[0]  # an SSL code read as an OS errno
+    assert KEY not in done.stderr + done.stdout
     if where == "404":
         assert "HTTP 404" in errors[0]
+    elif where == "a password":
+        assert "cannot reach http://127.0.0.1:1/v1" in errors[0]
     else:
         assert "cannot reach" in errors[0] and url.split("/v1")[0] in errors[0]

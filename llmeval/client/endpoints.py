@@ -6,7 +6,9 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from llmeval.errors import UsageError
+from llmeval.errors import UsageError, display_url
+
+__all__ = ["ClientConfig", "Endpoint", "display_url", "normalize_base_url", "pick"]
 
 SET_ASIDE_AFTER = 3  # consecutive failures before an endpoint is set aside
 
@@ -37,13 +39,6 @@ def normalize_base_url(url: str) -> str:
     if not path.endswith("/v1"):
         path += "/v1"
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
-
-
-def display_url(url: str) -> str:
-    """A URL without credentials, for logs and the run spec."""
-    parts = urlsplit(url)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 @dataclass(eq=False)
