@@ -173,6 +173,29 @@ def test_only_http_and_https_urls(url: str, tmp_path: Path) -> None:
     assert not (tmp_path / "o.jsonl").exists()
 
 
+MALFORMED = ["http://[::1/v1", "http://u:pw-9z@[::1/v1", "http://h:99999/v1", "http://h:abc/v1",
+             "http://a b/v1", "http://[zz]/v1"]  # fmt: skip
+
+
+@pytest.mark.parametrize("url", MALFORMED)
+def test_a_malformed_url_is_one_line_naming_its_flag(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from llmeval.cli.main import main
+
+    gens = tmp_path / "aime24.jsonl"
+    gens.write_text('{"problem_id": "1", "sample_idx": 0, "answer": "3", "gen": "\\\\boxed{3}"}\n')
+    for argv, flag in [
+        (_infer_argv(url, tmp_path / "o.jsonl"), "--base-url"),
+        (["eval", str(gens), "--judge-url", url, "--judge-model", "m"], "--judge-url"),
+    ]:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        (line,) = err.strip().splitlines()
+        assert line.startswith(f"llmeval {argv[0]}: error: {flag} ") and "pw-9z" not in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["aime24.jsonl"]
+
+
 @pytest.fixture(scope="module")
 def hang_up_port() -> Iterator[int]:
     """A port that accepts connections and closes them at once."""

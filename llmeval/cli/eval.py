@@ -93,7 +93,7 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
             raise UsageError("--judge-max-tokens must be at least 1")
         api_key = args.judge_api_key or os.environ.get("LLMEVAL_JUDGE_API_KEY") or None
         judge = JudgeOptions(
-            normalize_base_url(args.judge_url),
+            normalize_base_url(args.judge_url, "--judge-url"),
             args.judge_model,
             api_key,
             args.judge_workers,

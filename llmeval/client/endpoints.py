@@ -30,11 +30,18 @@ class ClientConfig:
     max_reply_bytes: int = 1 << 24  # a longer reply is cut there (the server ignored max_tokens)
 
 
-def normalize_base_url(url: str) -> str:
-    """`http://h:p`, `http://h:p/v1/` -> `http://h:p/v1`; http(s) only."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(f"--base-url {display_url(url)!r}: expected an http:// or https:// URL")
+def normalize_base_url(url: str, flag: str = "--base-url") -> str:
+    """`http://h:p`, `http://h:p/v1/` -> `http://h:p/v1`; http(s) only; a URL that cannot be
+    read (an unclosed `[`, a port that is no number, a space in the host) is refused."""
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 (raises on a port that is no number or out of range)
+    except ValueError as exc:
+        raise UsageError(f"{flag} {display_url(url)!r}: not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"{flag} {display_url(url)!r}: expected an http:// or https:// URL")
+    if any(c.isspace() or not c.isprintable() for c in parts.netloc):
+        raise UsageError(f"{flag} {display_url(url)!r}: not a URL (a space in its host)")
     path = parts.path.rstrip("/")
     if not path.endswith("/v1"):
         path += "/v1"
