@@ -43,9 +43,10 @@ def add_eval_options(parser: argparse.ArgumentParser) -> None:
     add("--cache", "--cache_path", dest="cache", type=Path, help="one verdict cache file for all")
     add("--no-cache", action="store_true", help="neither read nor write verdicts")
     add("--workers", "--max_workers", dest="workers", type=int, default=default_workers(),
-        help="verifier processes (default: all cores)")  # fmt: skip
+        help="verifier processes (default and most: all cores)")  # fmt: skip
     add("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
-        help="hard deadline per verification in seconds (default %(default)s)")  # fmt: skip
+        help="hard deadline per verification, seconds of the verifier's CPU time (default "
+        "%(default)s)")  # fmt: skip
     add("--memory-mb", type=int, default=DEFAULT_MEMORY_MB,
         help="address-space cap per verifier process (default %(default)s; 0: none)")  # fmt: skip
     add("--policy", choices=["strict", "lenient"], default="strict",

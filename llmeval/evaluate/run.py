@@ -175,10 +175,10 @@ def _verify(
             )
             for policy, status in zip(POLICIES, statuses, strict=True)
         }
-        # a crashed worker may be the machine's fault (OOM killer): remembered, not cached
-        crashed = result.status == "error" and result.detail == WORKER_DIED
+        # a crashed worker (OOM killer) or a busy machine: remembered, not cached
+        final = result.final and not (result.status == "error" and result.detail == WORKER_DIED)
         for verdict in verdicts.known[pair].values():
-            cache.add(verdict, [] if crashed else list(verdicts.wanted_by[pair]), new=True)
+            cache.add(verdict, list(verdicts.wanted_by[pair]) if final else [], new=True)
         verified += verdicts.waiting[pair]
         if progress:
             progress(verified, cached, waiting - verified)

@@ -21,13 +21,15 @@ class VerifyTask:
 @dataclass(frozen=True, slots=True)
 class VerifyResult:
     """The verdict of one task: its status (under the lenient policy too, when that differs),
-    a short reason for error/timeout or an unreadable gold, the time it took."""
+    a short reason for error/timeout or an unreadable gold, the time it took; not `final` when
+    the machine, not the pair, may be the cause (a busy machine, a killed worker): not cached."""
 
     key: str
     status: str
     detail: str | None
     seconds: float
     lenient: str | None = None
+    final: bool = True
 
 
 class ByGold:
