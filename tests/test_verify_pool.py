@@ -255,3 +255,49 @@ def test_no_more_workers_than_cores_with_one_line(caplog: pytest.LogCaptureFixtu
     assert VerifyPool(cores + 498, 5).workers == cores
     (line,) = caplog.text.splitlines()
     assert f"--workers {cores + 498} lowered to {cores}, the cores eval may use" in line
+
+
+def _cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _kill_busy_workers(times: int) -> threading.Thread:
+    """SIGKILL (as the OOM killer would) each verifier worker once it has spent 0.3 s of CPU
+    on a power tower, `times` times."""
+
+    def loop() -> None:
+        killed: set[int] = set()
+        deadline = time.monotonic() + 60
+        while len(killed) < times and time.monotonic() < deadline:
+            for worker in set(verifier_workers()) - killed:
+                if _cpu_s(worker) > 0.3:
+                    os.kill(worker, signal.SIGKILL)
+                    killed.add(worker)
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("kills", [1, 2])
+def test_a_killed_worker_s_pair_is_tried_once_more_then_an_error_with_one_line(
+    kills: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    results: list[VerifyResult] = []
+    pool = VerifyPool(1, timeout_s=2.0)
+    killer = _kill_busy_workers(kills)
+    pool.run([_task("tower", "42", TOWER), _task("a", "42", "\\frac{84}{2}")], results.append)
+    killer.join()
+    statuses = {r.key: (r.status, r.final) for r in results}
+    # once: the fresh worker works on it to its CPU deadline; twice: an error, never cached
+    assert statuses["tower"] == (("timeout", True) if kills == 1 else ("error", False))
+    assert statuses["a"] == ("correct", True) and len(results) == 2
+    (line,) = [ln for ln in caplog.text.splitlines() if "died" in ln]
+    assert (
+        f"1 verifier workers died on a pair (killed: out of memory?) and {kills - 1} pairs" in line
+    )

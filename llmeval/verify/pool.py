@@ -7,6 +7,7 @@ forkserver that preloaded math-verify; never more of them than cores."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -69,7 +70,8 @@ class _Worker:
     def give(self, task: VerifyTask) -> None:
         self.task, self.started, self.gold = task, time.monotonic(), task.gold
         self.cpu0, self.cpu, self.read_at = _cpu_seconds(self.proc.pid or 0), 0.0, self.started
-        self.conn.send((task.kind, task.gold, task.answer))
+        with contextlib.suppress(OSError):  # it died: its pipe's end reads as such at once
+            self.conn.send((task.kind, task.gold, task.answer))
 
     def due(self, timeout_s: float) -> float:
         """When its deadline may next be reached: its CPU time cannot grow faster than the
@@ -110,11 +112,14 @@ class VerifyPool:
         self.ctx = _context()
         self.replaced = 0
         self.busy_machine = 0  # pairs stopped by the wall-clock backstop: not final
+        self.lost = 0  # pairs whose worker died twice: `error`, not final
+        self._retried: set[str] = set()  # pairs whose worker died once
+        self._queue = ByGold(())
         self._startup_failures = 0
 
     def run(self, tasks: Iterable[VerifyTask], on_result: OnResult) -> None:
         """Verify every task, calling `on_result` in the parent as each one finishes."""
-        queue = ByGold(tasks)
+        self._queue = queue = ByGold(tasks)
         if not queue:
             return
         pool = [self._spawn() for _ in range(min(self.workers, len(queue)))]
@@ -134,6 +139,12 @@ class VerifyPool:
                 "this run, not cached; a rerun verifies them",
                 self.busy_machine, self.timeout_s, BACKSTOP * self.timeout_s,
             )  # fmt: skip
+        if self._retried:
+            log.warning(
+                "%d verifier workers died on a pair (killed: out of memory?) and %d pairs died "
+                "again in a fresh worker: errors in this run, not cached; a rerun verifies them",
+                len(self._retried), self.lost,
+            )  # fmt: skip
 
     def _spawn(self) -> _Worker:
         return _Worker(self.ctx, self.memory_bytes)
@@ -150,7 +161,7 @@ class VerifyPool:
             try:
                 status, lenient, detail = worker.conn.recv()
             except (EOFError, OSError):
-                pool[idx] = self._replace(worker, on_result, "error", WORKER_DIED)
+                pool[idx] = self._lost(worker, on_result)
                 continue
             if status == "ready":
                 worker.ready = True
@@ -172,6 +183,18 @@ class VerifyPool:
                 self.busy_machine += worker.task is not None
                 why = f"{worker.cpu:.1f} s of CPU in {now - worker.started:.0f} s: machine busy"
                 pool[idx] = self._replace(worker, on_result, "timeout", why, final=False)
+
+    def _lost(self, worker: _Worker, on_result: OnResult) -> _Worker:
+        """A worker that died (the OOM killer, a signal): its pair goes back to the queue
+        once, for a fresh worker; dying again, it is `error` (not final: a rerun retries)."""
+        task = worker.task
+        if task is not None and task.key not in self._retried:
+            self._retried.add(task.key)
+            self._queue.put_back(task)
+            worker.task = None
+        else:
+            self.lost += task is not None
+        return self._replace(worker, on_result, "error", WORKER_DIED, final=False)
 
     def _replace(
         self,

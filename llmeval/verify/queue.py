@@ -47,6 +47,10 @@ class ByGold:
     def __len__(self) -> int:
         return sum(len(q) for q in self.groups.values())
 
+    def put_back(self, task: VerifyTask) -> None:
+        """Queue `task` again, first of its gold."""
+        self.groups.setdefault(task.gold, deque()).appendleft(task)
+
     def take(self, prefer: str | None, avoid: set[str | None]) -> VerifyTask:
         """A task of gold `prefer` if any, else of a gold no other worker is on, else any."""
         if prefer not in self.groups:
