@@ -350,3 +350,24 @@ def test_a_folder_of_model_folders_names_the_layout(
     write_jsonl(_folder(tmp_path, "A") / "aime24.jsonl", _rows(AIME[:1], 1, 1))
     assert main(["eval", str(tmp_path), *FLAGS]) == 2
     assert "subfolders are not searched: name output/<model>" in capsys.readouterr().err
+
+
+def test_a_path_that_exists_is_a_path_not_a_pattern(tmp_path: Path) -> None:
+    """`aime24[1].jsonl` names that file (as a pattern it matched `aime241.jsonl`, another
+    run, or nothing); a pattern still matches when no such path exists."""
+    named = write_jsonl(tmp_path / "aime24[1].jsonl", _rows(AIME[:3], 1, 1))
+    write_jsonl(tmp_path / "aime241.jsonl", _rows(AIME[:3], 1, 0))
+    folder = tmp_path / "[x]"
+    folder.mkdir()
+    write_jsonl(folder / "aime24.jsonl", _rows(AIME[:3], 1, 1))
+    for paths, files in [
+        ([str(named)], ["aime24[1].jsonl"]),
+        ([str(folder)], ["aime24.jsonl"]),
+        ([str(tmp_path / "aime24[0-9].jsonl")], ["aime241.jsonl"]),
+    ]:
+        result = tmp_path / "r.json"
+        argv = ["eval", *paths, "--task", "aime24", "--result-json", str(result), *FLAGS]
+        assert main(argv) == 0
+        tasks = json.loads(result.read_text())["tasks"]
+        assert [Path(t["file"]).name for t in tasks] == files
+        assert tasks[0]["accuracy"] == (0.0 if files == ["aime241.jsonl"] else 1.0)

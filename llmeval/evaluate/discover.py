@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +22,19 @@ META_FIELDS = ("subject", "level")
 
 
 def discover(paths: list[str]) -> list[Path]:
-    """Files named, `*.jsonl` files in folders named, glob matches; caches and exports skipped."""
+    """Files named, `*.jsonl` files in folders named, glob matches; caches and exports skipped.
+    A path that exists is that path, even with glob characters in it (`aime24[1].jsonl`)."""
     found: list[Path] = []
     for raw in paths:
-        matches = sorted(glob.glob(raw)) if glob.has_magic(raw) else [raw]
+        pattern = glob.has_magic(raw) and not os.path.lexists(raw)
+        matches = sorted(glob.glob(raw)) if pattern else [raw]
         if not matches:
             raise InputError(raw, "no file matches this pattern")
         for match in matches:
             path = Path(match)
             if path.is_dir():
                 found.extend(p for p in sorted(path.glob("*.jsonl")) if _is_generation_file(p))
-            elif not glob.has_magic(raw) or _is_generation_file(path):
+            elif not pattern or _is_generation_file(path):
                 found.append(path)
     unique = list(dict.fromkeys(p.resolve() for p in found))
     if not unique:
