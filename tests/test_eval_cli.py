@@ -288,3 +288,30 @@ def test_a_run_spec_with_input_keys_of_another_version_is_read(tmp_path: Path) -
     Path(f"{path}.spec.json").write_text(json.dumps(spec))
     code, result = run_eval(tmp_path, str(path))
     assert code == 0 and result["tasks"][0]["model"] == "m"
+
+
+LINK = "[link=http://x]y[/link]"
+
+
+def test_names_subjects_and_paths_are_shown_as_text_never_as_markup(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model name is whatever a server or a file says (`/v1/models` may list `[/]`), and so
+    are subjects and folder names: rich markup in them is printed as it is written."""
+    paths = []
+    for model, folder in (("[/]", "[red]A"), ("[/]", "[bold]B"), (LINK, "C")):
+        rows = [
+            generation(f"q{i}", j, "7", _out("7" if j else "8"), model=model,
+                       subject=f"[/]{i}", level=LINK)  # fmt: skip
+            for i in range(2)
+            for j in range(2)
+        ]
+        (tmp_path / folder).mkdir()
+        paths.append(str(write_jsonl(tmp_path / folder / "math500.jsonl", rows[:-1])))
+    code, result = run_eval(tmp_path, *paths)
+    printed = capsys.readouterr().out
+    assert code == 0 and [t["model"] for t in result["tasks"]] == ["[/]", "[/]", LINK]
+    shown = ("[/]", LINK, "[red]A/math500.jsonl", "[bold]B/math500.jsonl", "[/]0")
+    for text in (*shown, "incomplete: math500 · [/]"):
+        assert text in printed, text
+    assert "\x1b]8;" not in printed  # no terminal hyperlink

@@ -12,6 +12,7 @@ from typing import Any
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from llmeval.evaluate.run import EvalResult
 from llmeval.files import atomic_file
@@ -25,6 +26,12 @@ def _pct(value: float | None) -> str:
 def _pct_err(value: float | None, err: float | None) -> str:
     """A percentage with its standard error, when there is one."""
     return _pct(value) if value is None or err is None else f"{_pct(value)} ± {_pct(err)}"
+
+
+def _text(text: str) -> Text:
+    """Names, subjects and paths as they are written: a server or a file chose them, and rich
+    would read `[/]` (an error) or `[link=...]` (a terminal hyperlink) as markup."""
+    return Text(text)
 
 
 MIN_WIDTH = 80  # below it, the table is printed 80 wide (the terminal wraps) rather than cut
@@ -67,7 +74,7 @@ def score_table(report: ScoreReport) -> Table:
         name = Path(score.file).name
         file = name if alike[(score.task, score.model, name)] == 1 else score.file
         table.add_row(
-            f"{score.task} · {score.n_problems}×{score.n_samples}\n{score.model}\n{file}",
+            _text(f"{score.task} · {score.n_problems}×{score.n_samples}\n{score.model}\n{file}"),
             _pct_err(score.accuracy, score.stderr),
             _pct(score.policies.get(other)),
             *judge_cell,
@@ -109,11 +116,12 @@ def print_report(report: ScoreReport) -> None:
         for label, groups in (("subject", score.by_subject), ("level", score.by_level)):
             if not groups:
                 continue
-            table = Table(title=f"{score.task} · {score.model} by {label}")
+            table = Table(title=_text(f"{score.task} · {score.model} by {label}"))
             for name in (label, "problems", "accuracy"):
                 table.add_column(name, justify="left" if name == label else "right")
             for name, group in groups.items():
-                table.add_row(name, str(group.n_problems), _pct_err(group.accuracy, group.stderr))
+                row = (str(group.n_problems), _pct_err(group.accuracy, group.stderr))
+                table.add_row(_text(name), *row)
             console.print(table)
     cache = report.cache
     console.print(
