@@ -238,6 +238,7 @@ class TaskScore(_Record):
     file: str
     n_problems: int
     n_problems_missing: int = 0  # asked (run spec's input, else the task's data) but no sample
+    n_problems_foreign: int = 0  # in the file but not in what was asked: left out of figures
     n_samples: int  # n: samples per problem expected (run spec, else the most any problem has)
     samples_expected: int
     samples_scored: int

@@ -371,3 +371,21 @@ def test_a_path_that_exists_is_a_path_not_a_pattern(tmp_path: Path) -> None:
         tasks = json.loads(result.read_text())["tasks"]
         assert [Path(t["file"]).name for t in tasks] == files
         assert tasks[0]["accuracy"] == (0.0 if files == ["aime241.jsonl"] else 1.0)
+
+
+def test_problems_not_in_the_task_are_named_and_left_out_of_its_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An aime25 file with aime24 rows appended scored as 60 problems, complete; now its 30
+    problems, and the 30 others named."""
+    aime25 = [json.loads(line) for line in (DATA_DIR / "aime25.jsonl").open()]
+    path = write_jsonl(tmp_path / "aime25.jsonl", _rows(aime25, 1, 1) + _rows(AIME, 1, 0))
+    result = tmp_path / "r.json"
+    assert main(["eval", str(path), "--result-json", str(result), *FLAGS]) == 0
+    (task,) = json.loads(result.read_text())["tasks"]
+    assert (task["n_problems"], task["accuracy"], task["complete"]) == (30, 1.0, True)
+    assert task["n_problems_foreign"] == 30
+    out = capsys.readouterr()
+    (warning,) = [ln for ln in out.err.splitlines() if "left out" in ln]
+    assert "30 problems are not in" in warning and AIME[0]["id"] in warning
+    assert "left out: aime25 · " in out.out

@@ -264,3 +264,23 @@ def test_no_name_game_gets_a_second_infer_past_the_lock(
         assert first.wait(60) == 0
     assert "another llmeval infer is writing" in capsys.readouterr().err
     assert set(counts(out).values()) == {4}  # and no pair twice
+
+
+def test_an_output_linked_to_another_run_is_checked_against_that_run_s_spec(
+    small: Path, tmp_path: Path, capsys
+) -> None:
+    """`--output` a symlink to another run's file: the samples go there, so the spec beside
+    it (the one eval reads) is the one a resume must match; none is written beside the link."""
+    other = tmp_path / "other" / "aime24.jsonl"
+    link = tmp_path / "mine.jsonl"
+    with serve() as srv:
+        assert infer(srv.url, small, other, "--n-samples", "1") == 0
+        link.symlink_to(other)
+        before = other.read_bytes()
+        capsys.readouterr()
+        assert infer(srv.url, small, link, "--n-samples", "2", "--temperature", "0.9") == 2
+        err = capsys.readouterr().err
+        assert "temperature: 0.6 -> 0.9" in err and other.read_bytes() == before
+        assert not Path(f"{link}.spec.json").exists()
+        assert infer(srv.url, small, link, "--n-samples", "2") == 0  # same parameters: resumes
+    assert set(counts(other).values()) == {2} and not Path(f"{link}.spec.json").exists()

@@ -85,6 +85,7 @@ class InputFile:
     model: str = ""  # the run spec's, else the rows' `model`, else the folder's name
     problems_missing: list[str] = field(default_factory=list)  # asked, but without a sample
     reference_ids: dict[str, str] = field(default_factory=dict)  # id -> the data file's id
+    foreign: list[str] = field(default_factory=list)  # not in the reference: left out
 
 
 def _text(value: Any, what: str, path: Path, lineno: int) -> str:

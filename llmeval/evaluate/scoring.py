@@ -125,6 +125,7 @@ def task_score(source: InputFile, policy: str) -> TaskScore:
         model=source.model,
         file=str(source.path),
         n_problems_missing=missing,
+        n_problems_foreign=len(source.foreign),
         n_samples=n,
         samples_expected=expected,
         samples_scored=len(outs),

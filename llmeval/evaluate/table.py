@@ -112,6 +112,13 @@ def print_report(report: ScoreReport) -> None:
                 markup=False,
                 highlight=False,
             )
+        if score.n_problems_foreign:
+            console.print(
+                f"left out: {score.task} · {score.model}: {score.n_problems_foreign} problems "
+                f"not in the task (see the warning)",
+                markup=False,
+                highlight=False,
+            )
     for score in report.tasks:
         for label, groups in (("subject", score.by_subject), ("level", score.by_level)):
             if not groups:

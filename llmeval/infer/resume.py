@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -20,8 +21,9 @@ log = logging.getLogger("llmeval")
 
 
 def spec_path(output: str | Path) -> Path:
-    """Where the run spec of an output lives: `<output>.spec.json`."""
-    return Path(f"{output}.spec.json")
+    """Where the run spec of an output lives: `<output>.spec.json` beside the file the samples
+    go to (through a symlink: beside its target, where eval reads it)."""
+    return Path(f"{os.path.realpath(output)}.spec.json")
 
 
 def done_keys(output: str | Path) -> set[tuple[str, int]]:
@@ -38,7 +40,7 @@ def check_spec(output: str | Path, spec: RunSpec, *, force: bool, has_output: bo
     path = spec_path(output)
     if not path.exists():
         if has_output:
-            log.warning("%s has no run spec beside it; writing one now", output)
+            log.warning("%s has no run spec beside it; writing one now", path.with_suffix(""))
         return
     try:
         diffs = RunSpec.read(read_file(path)).differences(spec)
