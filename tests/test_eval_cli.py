@@ -301,8 +301,9 @@ def test_names_subjects_and_paths_are_shown_as_text_never_as_markup(
     paths = []
     for model, folder in (("[/]", "[red]A"), ("[/]", "[bold]B"), (LINK, "C")):
         rows = [
-            generation(f"q{i}", j, "7", _out("7" if j else "8"), model=model,
-                       subject=f"[/]{i}", level=LINK)  # fmt: skip
+            generation(
+                f"q{i}", j, "7", _out(str(7 + j)), model=model, subject=f"[/]{i}", level=LINK
+            )
             for i in range(2)
             for j in range(2)
         ]
