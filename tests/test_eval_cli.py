@@ -268,6 +268,10 @@ def test_every_figure_of_the_lenient_policy_uses_its_answers(tmp_path: Path) -> 
     [
         (["--timeout", "nan"], "--timeout must be positive"),  # NaN passed `<= 0`: no deadline
         (["--timeout", "0"], "--timeout must be positive"),
+        (["--timeout", "inf"], "--timeout must be positive and at most 86400 s"),  # overflowed
+        (["--timeout", "1e308"], "--timeout must be positive and at most 86400 s"),
+        (["--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m", "--judge-timeout", "inf"],
+         "--judge-timeout must be positive and finite"),
         (["--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m", "--judge-max-tokens", "0"],
          "--judge-max-tokens must be at least 1"),
     ],

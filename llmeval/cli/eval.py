@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from pathlib import Path
 
@@ -68,6 +69,9 @@ def add_eval_options(parser: argparse.ArgumentParser) -> None:
     add("--no-progress", action="store_true", help="no progress display")
 
 
+MAX_TIMEOUT_S = 86_400
+
+
 def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> EvalOptions:
     """Check the flags and turn them into `EvalOptions`."""
     paths = list(args.paths) + list(args.input_path)
@@ -75,8 +79,8 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
         raise UsageError("give at least one generation file, folder or glob")
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
-    if not args.timeout > 0:  # (NaN too)
-        raise UsageError("--timeout must be positive")
+    if not 0 < args.timeout <= MAX_TIMEOUT_S:  # (NaN too; inf overflowed in the pool)
+        raise UsageError(f"--timeout must be positive and at most {MAX_TIMEOUT_S} s (a day)")
     if args.cache and args.no_cache:
         raise UsageError("--cache and --no-cache do not go together")
     judge = None
@@ -88,8 +92,8 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
             raise UsageError("--judge-url and --judge-model go together")
         if args.judge_workers < 1:
             raise UsageError("--judge-workers must be at least 1")
-        if not args.judge_timeout > 0:
-            raise UsageError("--judge-timeout must be positive")
+        if not 0 < args.judge_timeout < math.inf:
+            raise UsageError("--judge-timeout must be positive and finite")
         if args.judge_max_tokens < 1:
             raise UsageError("--judge-max-tokens must be at least 1")
         api_key = args.judge_api_key or os.environ.get("LLMEVAL_JUDGE_API_KEY") or None
