@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -284,3 +285,38 @@ def test_an_output_linked_to_another_run_is_checked_against_that_run_s_spec(
         assert not Path(f"{link}.spec.json").exists()
         assert infer(srv.url, small, link, "--n-samples", "2") == 0  # same parameters: resumes
     assert set(counts(other).values()) == {2} and not Path(f"{link}.spec.json").exists()
+
+
+@pytest.mark.parametrize("how", ["deleted", "folder deleted", "replaced"])
+def test_an_output_deleted_while_infer_runs_is_made_again_and_a_replaced_one_stops_it(
+    how: str, small: Path, tmp_path: Path
+) -> None:
+    """Deleted (a clean-up), infer makes the file again with every line it held and goes on;
+    replaced by another file, it stops with exit 5 saying so. It said "wrote 20 of 20", exit 0,
+    with every sample gone."""
+    out = tmp_path / "run" / "o.jsonl"
+    with serve(latency=0.1) as srv:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "llmeval", "infer", "--input", str(small), "--output", str(out),
+             "--base-url", srv.url, "--n-samples", "4", "--max-workers", "1"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not (out.exists() and out.read_bytes().count(b"\n") >= 3):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.02)
+        if how == "replaced":
+            out.rename(tmp_path / "moved.jsonl")
+            out.write_text("")
+        else:
+            shutil.rmtree(out.parent) if how == "folder deleted" else out.unlink()
+        stdout, stderr = proc.communicate(timeout=120)
+    assert "Traceback" not in stderr
+    if how == "replaced":
+        assert proc.returncode == 5 and "was replaced by another file" in err_line(stderr)
+        assert out.read_text() == "" and len(rows(tmp_path / "moved.jsonl")) >= 3
+        return
+    assert proc.returncode == 0, stderr
+    assert "was deleted while this run wrote to it: made again" in stderr
+    assert set(counts(out).values()) == {4} and "wrote 20 of 20" in stdout  # none twice
