@@ -49,6 +49,15 @@ def read_file(path: str | Path) -> bytes:
         return handle.read()
 
 
+def link_out_of_folder(path: str | Path) -> str | None:
+    """Where `path` leads when it is a symbolic link out of its own folder (a run spec or a
+    verdict cache in someone else's results folder pointing elsewhere): None otherwise."""
+    if not os.path.islink(path):
+        return None
+    folder, target = os.path.realpath(Path(path).parent), os.path.realpath(path)
+    return None if os.path.commonpath([folder, target]) == folder else target
+
+
 def make_folder(path: str | Path) -> None:
     """Create a folder and its parents; an `OutputError` naming it if that is not possible."""
     try:

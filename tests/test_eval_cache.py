@@ -193,3 +193,22 @@ def test_a_timeout_the_machine_caused_is_not_cached_and_a_rerun_verifies_it(
     assert '"timeout"' not in cache and cache.count("\n") == 2  # one pair, both policies
     again = run_eval(options).report
     assert (again.tasks[0].n_correct, again.cache.new) == (2, 1)
+
+
+def test_links_out_of_the_results_folder_are_never_followed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Someone else's results folder whose verdict cache and run spec are dangling links out
+    of it: eval scores the file and creates nothing outside (it created the cache there);
+    infer refuses to write a spec through such a link."""
+    folder, outside = tmp_path / "theirs", tmp_path / "outside"
+    folder.mkdir()
+    outside.mkdir()
+    path = write_jsonl(folder / "math500_l.jsonl", _rows("p", "x+1", FINALS))
+    Path(f"{path}.verdicts.jsonl").symlink_to(outside / "cache.jsonl")
+    Path(f"{path}.spec.json").symlink_to(outside / "spec.json")
+    assert _eval(path, tmp_path)["tasks"][0]["n_correct"] == 6
+    assert "is a link out of its folder" in caplog.text and not any(outside.iterdir())
+    problems = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "problem": "q", "answer": "1"}])
+    argv = ["infer", "--input", str(problems), "--output", str(path), "--base-url", "http://h"]
+    assert main(argv) == 2 and not any(outside.iterdir())

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from llmeval.errors import InputError, UsageError
-from llmeval.files import open_regular, read_file
+from llmeval.files import link_out_of_folder, open_regular, read_file
 from llmeval.records import RunSpec
 from llmeval.tasks import Task, get_task, task_from_filename
 
@@ -67,6 +67,10 @@ def _first_row(path: Path) -> dict[str, Any]:
 def read_spec(path: Path) -> RunSpec | None:
     """The run spec beside a generation file (`<file>.spec.json`), if there is one."""
     spec_path = path.with_name(path.name + ".spec.json")
+    target = link_out_of_folder(spec_path)
+    if target is not None:
+        log.warning("%s is a link out of its folder (to %s): not read", spec_path, target)
+        return None
     if not spec_path.exists():
         return None
     try:

@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from llmeval.errors import InputError, UsageError
-from llmeval.files import read_file
+from llmeval.files import link_out_of_folder, read_file
 from llmeval.jsonl import read_models
 from llmeval.records import CONTEXT_REJECTED, RunSpec, SampleKey
 
@@ -22,8 +22,13 @@ log = logging.getLogger("llmeval")
 
 def spec_path(output: str | Path) -> Path:
     """Where the run spec of an output lives: `<output>.spec.json` beside the file the samples
-    go to (through a symlink: beside its target, where eval reads it)."""
-    return Path(f"{os.path.realpath(output)}.spec.json")
+    go to (through a symlink: beside its target, where eval reads it); a spec that is a link
+    out of that folder is refused, never followed."""
+    path = Path(f"{os.path.realpath(output)}.spec.json")
+    target = link_out_of_folder(path)
+    if target is not None:
+        raise InputError(path, f"a link out of its folder (to {target}): not followed; remove it")
+    return path
 
 
 def done_keys(output: str | Path) -> set[tuple[str, int]]:

@@ -90,6 +90,7 @@ def run_infer(opts: InferOptions) -> int:
     """Run `infer`; return the exit code (typed errors propagate to the CLI)."""
     problems = load_problems(opts.input, opts.keys)
     output = Path(opts.output)
+    spec_path(output)  # a spec that is a link out of its folder: refused before any request
     make_folder(output.parent)
     with JsonlAppender(output, exclusive=True) as appender:  # a second infer is refused
         done = done_keys(output)

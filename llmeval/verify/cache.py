@@ -10,6 +10,7 @@ import logging
 from pathlib import Path
 
 from llmeval.errors import OutputError
+from llmeval.files import link_out_of_folder
 from llmeval.jsonl import JsonlAppender, read_models
 from llmeval.records import Verdict
 
@@ -29,14 +30,20 @@ class VerdictCache:
         self.timeout_s = timeout_s
         self._known: dict[Path, set[str]] = {}
         self.verdicts: dict[str, Verdict] = {}
+        self._writers: dict[Path, JsonlAppender | None] = {}
         for path in paths:
             self._known[path] = set()
+            target = link_out_of_folder(path)
+            if target is not None:  # never followed: nothing read, nothing created there
+                log.warning("verdict cache %s is a link out of its folder (to %s): not used",
+                            path, target)  # fmt: skip
+                self._writers[path] = None
+                continue
             if not path.exists():
                 continue
             for _, verdict in read_models(path, Verdict):
                 self.verdicts[verdict.key] = verdict
                 self._known[path].add(verdict.key)
-        self._writers: dict[Path, JsonlAppender | None] = {}
 
     def get(self, key: str) -> Verdict | None:
         """The cached verdict of `key`; a timeout under a shorter deadline than now is a miss."""
