@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterable
@@ -176,6 +177,7 @@ def parse_completion(raw: bytes, cut: bool = False) -> Reply:
     hold when it was `cut` at the size cap; raises `MalformedResponse` when it is not one."""
     try:
         data = from_json(raw, allow_partial="trailing-strings") if cut else loads_text(raw)
+        _raise_if_error(data)
         choice = next((c for c in data["choices"] if c.get("index", 0) == 0), None)
         if choice is None:
             raise MalformedResponse("malformed completion (no choice of index 0)")
@@ -187,6 +189,17 @@ def parse_completion(raw: bytes, cut: bool = False) -> Reply:
     reply.finish_reason = None if finish is None else str(finish)
     _usage_into(reply, data.get("usage"))
     return reply
+
+
+def _raise_if_error(data: Any) -> None:
+    """A reply (or stream event) that is the server's error object: its message, retried
+    (a server or proxy may answer HTTP 200 with `{"error": ...}`)."""
+    error = isinstance(data, dict) and ("error" in data or data.get("object") == "error")
+    if error and not data.get("choices"):  # (OpenAI's form, or vLLM's)
+        message = error_message(json.dumps(data).encode())
+        if is_context_error(400, message):
+            raise ContextLengthError(message)
+        raise StreamError(f"the server replied with an error: {message}")
 
 
 @dataclass
@@ -201,6 +214,7 @@ class StreamParser:
     _text: list[str] = field(default_factory=list)
     _reasoning: list[str] = field(default_factory=list)
     _size: int = 0
+    _other: bytes = b""  # the start of what was not an event (an error object, not SSE?)
     reply: Reply = field(default_factory=Reply)
     done: bool = False
     saw_choice: bool = False
@@ -215,6 +229,8 @@ class StreamParser:
         for line in lines:
             if line[:5] == b"data:" and not self.done:
                 self._event(line[5:].strip())
+            elif not self.saw_choice and len(self._other) < 65536:
+                self._other += line[:65536]
         if len(self._buf) > self.limit:  # one line that never ends
             self.done, self.reply.cut_by = True, CUT
 
@@ -230,11 +246,7 @@ class StreamParser:
             raise MalformedResponse("malformed stream event (not JSON)") from None
         if not isinstance(event, dict):
             raise MalformedResponse("malformed stream event (not an object)")
-        if "error" in event:
-            message = error_message(json.dumps(event).encode())
-            if is_context_error(400, message):
-                raise ContextLengthError(message)
-            raise StreamError(f"error in stream: {message}")
+        _raise_if_error(event)
         if event.get("usage"):
             _usage_into(self.reply, event["usage"])
         try:
@@ -244,8 +256,8 @@ class StreamParser:
 
     def _choices(self, choices: Iterable[Any]) -> None:
         for choice in choices:
-            if choice.get("index", 0) != 0:
-                continue  # a server that ignored n=1: keep the first completion only
+            if choice.get("index", 0) != 0 or self.reply.finish_reason is not None:
+                continue  # another completion (n=1 ignored), or text after this one finished
             self.saw_choice = True
             content, reasoning = _texts(choice.get("delta") or {})
             if (content or reasoning) and self.reply.ttft_s is None and self.now is not None:
@@ -268,6 +280,8 @@ class StreamParser:
         if self.reply.cut_by:
             self.reply.finish_reason = "length"
         elif not self.saw_choice:
+            with contextlib.suppress(ValueError):  # a whole error object instead of events
+                _raise_if_error(loads_text(self._other))
             raise MalformedResponse("stream ended without any choice")
         elif self.reply.finish_reason is None:
             cut = "before its finish" if not self.done else "without a finish_reason"
