@@ -22,7 +22,9 @@
 #   EXTRA_ARGS    more `llmeval infer` flags (e.g. --top-k 20 --timeout 3600)
 #   LLMEVAL       the llmeval command  [llmeval on PATH, else .venv's, else python3's; said which]
 #   DRY_RUN=1     print the commands, run nothing
-# Passwords in BASE_URLS (http://user:password@host) are written as *** in messages and logs.
+# Passwords in BASE_URLS (http://user:password@host) and an --api-key in EXTRA_ARGS are written
+# as *** in messages, logs and DRY_RUN commands. A model name the server chose is made a safe
+# folder name (its last part; '..', '/' and other characters cannot leave output/).
 # Exit code: 0 when every task is complete, else the first failing task's code (3: rerun).
 set -euo pipefail
 
@@ -57,7 +59,7 @@ if [[ -z "$MODEL" && "${DRY_RUN:-0}" != 1 ]]; then
     die "cannot list models at ${URLS[0]%/}/models: set MODEL"
   [[ -n "$MODEL" ]] || die "${URLS[0]} serves several models: set MODEL"
 fi
-OUTPUT_DIR=${OUTPUT_DIR:-output/$(basename "${MODEL:-MODEL}")}
+OUTPUT_DIR=${OUTPUT_DIR:-output/$(safe_name "${MODEL:-MODEL}")}
 
 samples_for() {
   if [[ -n "${N_SAMPLES:-}" ]]; then echo "$N_SAMPLES"; return; fi
