@@ -20,7 +20,7 @@ import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from llmeval.errors import InputError, OutputError, UsageError
-from llmeval.files import open_regular, replace_surrogates
+from llmeval.files import open_regular, replace_surrogates, without_bom
 
 log = logging.getLogger("llmeval")
 
@@ -35,7 +35,7 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes, bool]]:
     # lines are long: 8 KB reads cost 4x
     with open(open_regular(path), "rb", buffering=1 << 20) as handle:
         for lineno, raw in enumerate(handle, start=1):
-            body = raw.rstrip(b"\r\n")
+            body = raw.rstrip(b"\r\n") if lineno > 1 else without_bom(raw.rstrip(b"\r\n"), path)
             if body.strip():
                 yield lineno, body, not raw.endswith(b"\n")
 

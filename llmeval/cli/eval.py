@@ -83,6 +83,8 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
         raise UsageError(f"--timeout must be positive and at most {MAX_TIMEOUT_S} s (a day)")
     if args.cache and args.no_cache:
         raise UsageError("--cache and --no-cache do not go together")
+    if args.cache and args.cache.name.endswith(".spec.json"):  # it made the run unreadable
+        raise UsageError(f"--cache {args.cache}: a run spec's name; name a .jsonl file")
     judge = None
     if args.judge_url or args.judge_model:
         from llmeval.client.endpoints import normalize_base_url

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from llmeval.errors import InputError, UsageError
-from llmeval.files import link_out_of_folder, open_regular, read_file
+from llmeval.files import link_out_of_folder, open_regular, read_file, without_bom
 from llmeval.records import RunSpec
 from llmeval.tasks import Task, get_task, task_from_filename
 
@@ -58,7 +58,7 @@ def _first_row(path: Path) -> dict[str, Any]:
     """The first line of a file as a JSON object; {} when it is not one."""
     try:
         with open(open_regular(path), "rb") as handle:
-            row = json.loads(handle.readline() or b"{}")
+            row = json.loads(handle.readline().removeprefix(b"\xef\xbb\xbf") or b"{}")
     except (OSError, ValueError, RecursionError):
         return {}
     return row if isinstance(row, dict) else {}
@@ -74,7 +74,7 @@ def read_spec(path: Path) -> RunSpec | None:
     if not spec_path.exists():
         return None
     try:
-        spec = RunSpec.read(read_file(spec_path))
+        spec = RunSpec.read(without_bom(read_file(spec_path), spec_path))
     except ValidationError as exc:
         raise InputError(spec_path, f"not a run spec ({exc.errors()[0]['msg']})") from None
     own = RunSpec.own_fields_in(spec.extra_body)

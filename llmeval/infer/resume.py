@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from llmeval.errors import InputError, UsageError
-from llmeval.files import link_out_of_folder, read_file
+from llmeval.files import link_out_of_folder, read_file, without_bom
 from llmeval.jsonl import read_models
 from llmeval.records import CONTEXT_REJECTED, RunSpec, SampleKey
 
@@ -48,7 +48,7 @@ def check_spec(output: str | Path, spec: RunSpec, *, force: bool, has_output: bo
             log.warning("%s has no run spec beside it; writing one now", path.with_suffix(""))
         return
     try:
-        diffs = RunSpec.read(read_file(path)).differences(spec)
+        diffs = RunSpec.read(without_bom(read_file(path), path)).differences(spec)
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(map(str, error["loc"])) or "the file"
