@@ -239,22 +239,28 @@ def test_deadline_cuts_a_trickling_answer_and_a_rerun_completes(tmp_path: Path, 
     assert len(rows(out)) == 1
 
 
+def _infer_writing(inp: Path, out: Path, url: str, lines: int) -> subprocess.Popen[str]:
+    """`llmeval infer` (n=4, one request at a time) as a process, once `out` holds `lines`."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llmeval", "infer", "--input", str(inp), "--output", str(out),
+         "--base-url", url, "--n-samples", "4", "--max-workers", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not (out.exists() and out.read_bytes().count(b"\n") >= lines):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.02)
+    return proc
+
+
 @pytest.mark.parametrize("how", ["hard link", "lock file deleted"])
 def test_no_name_game_gets_a_second_infer_past_the_lock(
     how: str, small: Path, tmp_path: Path, capsys
 ) -> None:
     out = tmp_path / "o.jsonl"
     with serve(latency=0.2) as srv:
-        first = subprocess.Popen(
-            [sys.executable, "-m", "llmeval", "infer", "--input", str(small), "--output", str(out),
-             "--base-url", srv.url, "--n-samples", "4", "--max-workers", "1"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while not (out.exists() and out.read_bytes().count(b"\n") >= 1):
-            assert time.monotonic() < deadline and first.poll() is None
-            time.sleep(0.05)
+        first = _infer_writing(small, out, srv.url, lines=1)
         name = out
         if how == "hard link":
             name = tmp_path / "same.jsonl"
@@ -262,7 +268,8 @@ def test_no_name_game_gets_a_second_infer_past_the_lock(
         else:
             Path(f"{out}.lock").unlink(missing_ok=True)  # (older versions locked this file)
         assert infer(srv.url, small, name, "--n-samples", "4") == 2
-        assert first.wait(60) == 0
+        first.communicate(timeout=60)
+        assert first.returncode == 0
     assert "another llmeval infer is writing" in capsys.readouterr().err
     assert set(counts(out).values()) == {4}  # and no pair twice
 
@@ -296,16 +303,7 @@ def test_an_output_deleted_while_infer_runs_is_made_again_and_a_replaced_one_sto
     with every sample gone."""
     out = tmp_path / "run" / "o.jsonl"
     with serve(latency=0.1) as srv:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "llmeval", "infer", "--input", str(small), "--output", str(out),
-             "--base-url", srv.url, "--n-samples", "4", "--max-workers", "1"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while not (out.exists() and out.read_bytes().count(b"\n") >= 3):
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.02)
+        proc = _infer_writing(small, out, srv.url, lines=3)
         if how == "replaced":
             out.rename(tmp_path / "moved.jsonl")
             out.write_text("")
