@@ -11,7 +11,6 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from llmeval.errors import display_url
 from llmeval.sampling import Sampling
 
 SCHEMA_VERSION = 1
@@ -75,8 +74,13 @@ class Usage(_Record):
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # of the completion, those spent reasoning (the server's
+    # `usage.completion_tokens_details.reasoning_tokens`, where it sends one)
+    reasoning_tokens: int | None = None
 
-    _sane = field_validator("prompt_tokens", "completion_tokens", mode="before")(token_count)
+    _sane = field_validator(
+        "prompt_tokens", "completion_tokens", "reasoning_tokens", mode="before"
+    )(token_count)
 
 
 class Generation(_Record):
@@ -88,6 +92,7 @@ class Generation(_Record):
     answer: str
     gen: str
     reasoning: str | None = None
+    reasoning_chars: int | None = None  # characters of `reasoning` (the server split it out)
     finish_reason: str | None = None
     cut_by: str | None = None  # "max_reply_bytes": the reply was cut at that cap (finish "length")
     usage: Usage | None = None
@@ -115,10 +120,12 @@ class SampleKey(_Record):
 
 
 class ServerInfo(_Record):
-    """What the server said about itself during a run: the model id it serves, its version
-    (vLLM's `/version`) and the `system_fingerprint` of its responses, where offered."""
+    """What the server said about itself during a run: the model id it serves (and the weights
+    behind it: vLLM's `root`), its version (vLLM's `/version`) and the `system_fingerprint` of
+    its responses, where offered; short strings, never more."""
 
     model_id: str | None = None
+    model_root: str | None = None
     version: str | None = None
     system_fingerprint: str | None = None
 
@@ -140,11 +147,6 @@ class RunSpec(Sampling):
     shard: str | None = None  # "K/N": this file holds shard K of N of the run (shards.py)
     server: ServerInfo | None = None
     schema_version: int = SCHEMA_VERSION
-
-    @field_validator("base_urls")
-    @classmethod
-    def _no_credentials(cls, urls: list[str]) -> list[str]:  # a spec someone else wrote
-        return [display_url(url) for url in urls]
 
     @classmethod
     def read(cls, raw: bytes) -> RunSpec:
@@ -231,11 +233,16 @@ class JudgeScore(_Record):
 
 
 class TaskScore(_Record):
-    """The figures of one generation file: one run of one model on one task; fractions 0-1."""
+    """The figures of one run of one model on one task (one generation file, or several: its
+    shards), computed once over the union of its samples; fractions 0-1."""
 
     task: str
     model: str  # the run spec's model, else the rows' `model`, else the file's folder
-    file: str
+    file: str  # the run's output: its file, or the file its shards belong to (may not exist)
+    files: list[str] = Field(default_factory=list)  # the generation files read: the run's union
+    shards: list[str] = Field(default_factory=list)  # "K/N" of each shard file among them
+    # the settings that tell runs of one model and task apart (the run spec's; {}: no spec)
+    settings: dict[str, Any] = Field(default_factory=dict)
     n_problems: int
     n_problems_missing: int = 0  # asked (run spec's input, else the task's data) but no sample
     n_problems_foreign: int = 0  # in the file but not in what was asked: left out of figures
@@ -262,15 +269,19 @@ class TaskScore(_Record):
     judge: JudgeScore | None = None  # with --judge-url: `accuracy` stays the rules' alone
     truncation_rate: float | None = None
     mean_completion_tokens: float | None = None
+    mean_reasoning_tokens: float | None = None  # where rows report usage.reasoning_tokens
+    mean_answer_tokens: float | None = None  # completion minus reasoning, where both are known
     complete: bool  # every problem asked has every sample
+    # the missing (problem, sample) pairs by the shard that owns each, for each N the run's
+    # shard files were written with ("K/N" -> pairs; {} for an unsharded run)
+    missing_by_shard: dict[str, int] = Field(default_factory=dict)
     by_subject: dict[str, GroupScore] = Field(default_factory=dict)
     by_level: dict[str, GroupScore] = Field(default_factory=dict)
     problems: list[ProblemScore] = Field(default_factory=list)
 
 
 class CacheStats(_Record):
-    """Verdict cache use in one eval: distinct pairs found in the cache, verified now, and of
-    those timed out; the cache files."""
+    """Verdict cache use in one eval: distinct pairs found cached, verified now, timed out."""
 
     hits: int = 0
     new: int = 0

@@ -3,7 +3,8 @@
 #
 # Usage: scripts/get_scores.sh [OUTPUT_DIR]          (default: $OUTPUT_DIR)
 # Prints the score table and writes OUTPUT_DIR/scores.json. Verdicts are cached beside each file,
-# so a second call (or one after adding samples) verifies only what is new.
+# so a second call (or one after adding samples) verifies only what is new. A run written in
+# shards (<task>.shards/K-of-N.jsonl, beside or instead of <task>.jsonl) is scored as one run.
 #
 # Environment (defaults in brackets):
 #   OUTPUT_DIR    the folder run_infer.sh wrote                                        [required]
@@ -33,13 +34,15 @@ files=()
 if [[ -n "${TASKS:-}" ]]; then
   read -r -a task_list <<<"$TASKS"
   for task in "${task_list[@]}"; do
-    [[ -f "$OUTPUT_DIR/$task.jsonl" ]] || die "no file $OUTPUT_DIR/$task.jsonl"
-    files+=("$OUTPUT_DIR/$task.jsonl")
+    [[ -f "$OUTPUT_DIR/$task.jsonl" || -d "$OUTPUT_DIR/$task.shards" ]] ||
+      die "no file $OUTPUT_DIR/$task.jsonl (nor shards in $OUTPUT_DIR/$task.shards)"
+    [[ -f "$OUTPUT_DIR/$task.jsonl" ]] && files+=("$OUTPUT_DIR/$task.jsonl")
+    [[ -d "$OUTPUT_DIR/$task.shards" ]] && files+=("$OUTPUT_DIR/$task.shards")
   done
 else
-  for f in "$OUTPUT_DIR"/*.jsonl; do
+  for f in "$OUTPUT_DIR"/*.jsonl "$OUTPUT_DIR"/*.shards; do
     case "$f" in *.verdicts.jsonl | *.verdicts.export.jsonl) continue ;; esac
-    [[ -f "$f" ]] && files+=("$f")
+    [[ -f "$f" || -d "$f" ]] && files+=("$f")
   done
 fi
 ((${#files[@]} > 0)) || die "no generation files (*.jsonl) in $OUTPUT_DIR"

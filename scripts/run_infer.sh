@@ -2,7 +2,8 @@
 # Sample every task with the recommended settings: `llmeval infer` per task, resumable.
 #
 # Usage: scripts/run_infer.sh [TASK...]      (tasks also from TASKS; rerun to resume)
-# Writes OUTPUT_DIR/<task>.jsonl (+ .spec.json) and a log per task in OUTPUT_DIR/logs/<task>.log.
+# Writes OUTPUT_DIR/<task>.jsonl (+ .spec.json) and a log per task in OUTPUT_DIR/logs/<task>.log;
+# a shard (SHARD=K/N) writes OUTPUT_DIR/<task>.shards/K-of-N.jsonl and logs/<task>.K-of-N.log.
 # A rerun asks only for the samples still missing; a larger N adds samples without redoing any.
 #
 # Environment (defaults in brackets):
@@ -16,6 +17,12 @@
 #   N_SMALL       samples per problem for the 30-40-problem sets (aime*, hmmt25, amc23)  [64]
 #   N_LARGE       samples per problem for the other tasks (math500, ...)                 [8]
 #   TEMPERATURE [0.6]  TOP_P [0.95]  MAX_TOKENS [32768]  SEED [0]
+#   REASONING_EFFORT  sent as reasoning_effort (low, medium, high: gpt-oss on vLLM)     [none]
+#   THINKING_BUDGET   thinking tokens, sent as vLLM's thinking_token_budget (its server needs
+#                 --reasoning-parser)                                                    [none]
+#   SHARD         K/N: only shard K of N of each task, for one node of a cluster (shards of
+#                 any N make one run: scripts/slurm/); auto: the Slurm array task's; none: the
+#                 whole task                [llmeval's default: auto inside a Slurm array, else none]
 #   MAX_WORKERS   requests in flight (all servers together)                            [128]
 #   STREAM        1: stream (no read timeout on 32k-token outputs), 0: --no-stream        [1]
 #   SYSTEM_PROMPT a system prompt (none by default)
@@ -46,7 +53,7 @@ MAX_WORKERS=${MAX_WORKERS:-128}
 N_SMALL=${N_SMALL:-64}
 N_LARGE=${N_LARGE:-8}
 read -r -a EXTRA <<<"${EXTRA_ARGS:-}"
-for v in N_SMALL N_LARGE MAX_TOKENS MAX_WORKERS SEED ${N_SAMPLES:+N_SAMPLES}; do
+for v in N_SMALL N_LARGE MAX_TOKENS MAX_WORKERS SEED ${N_SAMPLES:+N_SAMPLES} ${THINKING_BUDGET:+THINKING_BUDGET}; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
 done
 
@@ -60,6 +67,14 @@ if [[ -z "$MODEL" && "${DRY_RUN:-0}" != 1 ]]; then
   [[ -n "$MODEL" ]] || die "${URLS[0]} serves several models: set MODEL"
 fi
 OUTPUT_DIR=${OUTPUT_DIR:-output/$(safe_name "${MODEL:-MODEL}")}
+
+# A shard logs apart (SHARD=K/N, or the Slurm array task llmeval takes its shard from).
+LOG_SUFFIX="" SHARD_NOTE=""
+if [[ "${SHARD:-}" =~ ^[0-9]+/[0-9]+$ ]]; then
+  LOG_SUFFIX=".${SHARD%/*}-of-${SHARD#*/}" SHARD_NOTE=", shard $SHARD"
+elif [[ "${SHARD:-}" != none && -n "${SLURM_ARRAY_TASK_ID:-}" ]]; then
+  LOG_SUFFIX=".array-task-$SLURM_ARRAY_TASK_ID" SHARD_NOTE=", Slurm array task $SLURM_ARRAY_TASK_ID's shard"
+fi
 
 samples_for() {
   if [[ -n "${N_SAMPLES:-}" ]]; then echo "$N_SAMPLES"; return; fi
@@ -77,6 +92,9 @@ for task in "${TASK_LIST[@]}"; do
     --max-tokens "$MAX_TOKENS" --seed "$SEED" --max-workers "$MAX_WORKERS")
   [[ "${STREAM:-1}" == 0 ]] && cmd+=(--no-stream)
   [[ -n "${SYSTEM_PROMPT:-}" ]] && cmd+=(--system-prompt "$SYSTEM_PROMPT")
+  [[ -n "${REASONING_EFFORT:-}" ]] && cmd+=(--reasoning-effort "$REASONING_EFFORT")
+  [[ -n "${THINKING_BUDGET:-}" ]] && cmd+=(--thinking-budget "$THINKING_BUDGET")
+  [[ -n "${SHARD:-}" ]] && cmd+=(--shard "$SHARD")
   cmd+=("${EXTRA[@]}")
   if [[ "${DRY_RUN:-0}" == 1 ]]; then
     printf '%q ' "${cmd[@]}" | sed 's/ $//' | redact
@@ -84,8 +102,8 @@ for task in "${TASK_LIST[@]}"; do
     continue
   fi
   mkdir -p "$OUTPUT_DIR/logs"
-  log=$OUTPUT_DIR/logs/$task.log
-  echo "run_infer.sh: $task -> $OUTPUT_DIR/$task.jsonl (log: $log)" >&2
+  log=$OUTPUT_DIR/logs/$task$LOG_SUFFIX.log  # one per shard: the shards run on several nodes
+  echo "run_infer.sh: $task -> $OUTPUT_DIR/$task.jsonl$SHARD_NOTE (log: $log)" >&2
   printf '\n[%s] %s\n' "$(date -u +%FT%TZ)" "${cmd[*]}" | redact >>"$log"
   rc=0
   "${cmd[@]}" 2> >(redact | tee -a "$log" >&2) || rc=$?

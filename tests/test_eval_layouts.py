@@ -376,16 +376,19 @@ def test_a_path_that_exists_is_a_path_not_a_pattern(tmp_path: Path) -> None:
 def test_problems_not_in_the_task_are_named_and_left_out_of_its_figures(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An aime25 file with aime24 rows appended scored as 60 problems, complete; now its 30
-    problems, and the 30 others named."""
+    """An aime25 file with aime24 rows in it scored as 35 problems, complete; now its 30
+    problems, and the 5 others named (the export holds the 30 too)."""
     aime25 = [json.loads(line) for line in (DATA_DIR / "aime25.jsonl").open()]
-    path = write_jsonl(tmp_path / "aime25.jsonl", _rows(aime25, 1, 1) + _rows(AIME, 1, 0))
-    result = tmp_path / "r.json"
-    assert main(["eval", str(path), "--result-json", str(result), *FLAGS]) == 0
+    path = write_jsonl(tmp_path / "aime25.jsonl", _rows(AIME[:5], 1, 0) + _rows(aime25, 1, 1))
+    result, export = tmp_path / "r.json", tmp_path / "v.jsonl"
+    argv = ["eval", str(path), "--result-json", str(result), "--export-verdicts", str(export)]
+    assert main([*argv, *FLAGS]) == 0
+    exported = [json.loads(line) for line in export.read_text().splitlines()]
+    assert sorted(r["problem_id"] for r in exported) == sorted(p["id"] for p in aime25)
     (task,) = json.loads(result.read_text())["tasks"]
     assert (task["n_problems"], task["accuracy"], task["complete"]) == (30, 1.0, True)
-    assert task["n_problems_foreign"] == 30
+    assert task["n_problems_foreign"] == 5
     out = capsys.readouterr()
     (warning,) = [ln for ln in out.err.splitlines() if "left out" in ln]
-    assert "30 problems are not in" in warning and AIME[0]["id"] in warning
+    assert "5 problems are not in" in warning and AIME[0]["id"] in warning
     assert "left out: aime25 · " in out.out

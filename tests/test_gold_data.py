@@ -44,7 +44,7 @@ def test_every_gold_verifies_against_itself_and_not_another(task: str, tmp_path:
     options = EvalOptions(paths=[str(path)], use_cache=False, workers=2, timeout_s=60)
     result = run_eval(options)
     wrong = []
-    for sample in result.files[0].samples:
+    for sample in result.runs[0].samples:
         status = sample.status["strict"]
         expected = "correct" if sample.sample_idx < 2 else "not correct"
         if (status == "correct") != (expected == "correct"):

@@ -18,7 +18,8 @@ from llmeval.evaluate.metrics import (
     sample_stderr,
     summarize,
 )
-from llmeval.evaluate.samples import InputFile, Sample
+from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate.samples import Sample
 from llmeval.evaluate.scoring import task_score, vote_class
 from llmeval.records import RunSpec
 from llmeval.tasks import TASKS
@@ -127,12 +128,12 @@ def _sample(pid: str, idx: int, pred: str | None, gold: str = "5", **kw: object)
     return Sample(pid, idx, gold, pred, bool(kw.get("truncated")), kw.get("tokens"), meta)  # type: ignore[arg-type]
 
 
-def _file(task: str, samples: list[Sample], statuses: list[str], n: int | None = None) -> InputFile:
+def _file(task: str, samples: list[Sample], statuses: list[str], n: int | None = None) -> InputRun:
     """A read file whose samples carry `statuses` (both policies alike); `n` from a run spec."""
     for sample, status in zip(samples, statuses, strict=True):
         sample.status = {"strict": status, "lenient": status}
     spec = None if n is None else RunSpec(model="m", n_samples=n)
-    return InputFile(Path(f"{task}_x.jsonl"), TASKS[task], samples, spec=spec)
+    return InputRun(Path(f"{task}_x.jsonl"), TASKS[task], samples, spec=spec)
 
 
 def test_task_score_counts_missing_and_groups() -> None:
@@ -158,6 +159,16 @@ def test_task_score_counts_missing_and_groups() -> None:
     # "5" (right) and the 1/2 spelled two ways tie 1-1 (the cut-off one does not vote): the
     # earliest vote wins
     assert first.majority_answer == "5" and first.majority_correct
+
+
+def test_a_run_with_a_spec_is_complete_only_with_every_sample_index() -> None:
+    """llmeval numbers samples 0..n-1: four samples 0, 1, 2, 7 of n = 4 miss sample 3."""
+    samples = [_sample("a", i, "5") for i in (0, 1, 2, 7)]
+    score = task_score(_file("aime24", samples, ["correct"] * 4, n=4), "strict")
+    assert (score.samples_scored, score.samples_missing, score.complete) == (4, 1, False)
+    samples = [_sample("a", i, "5") for i in (0, 1, 2, 7)]
+    score = task_score(_file("aime24", samples, ["correct"] * 4), "strict")  # no spec: counted
+    assert (score.samples_missing, score.complete) == (0, True)
 
 
 def test_wrong_answers_spelled_differently_vote_together() -> None:

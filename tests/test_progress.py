@@ -41,7 +41,8 @@ def test_the_cpu_clock_counts_this_process_working_not_sleeping() -> None:
 
 
 @pytest.mark.parametrize(
-    ("stream", "cure"), [(True, "`--no-stream`"), (False, "several llmeval processes")]
+    ("stream", "cure"),
+    [(True, "`--no-stream`"), (False, "several llmeval processes, each with its own --shard k/K")],
 )
 def test_a_client_busy_all_run_is_told_what_would_relieve_it(stream: bool, cure: str) -> None:
     hint = client_bound_hint(57.0, 60.0, stream)

@@ -38,7 +38,9 @@ def flag(cmd: list[str], name: str) -> str:
     return cmd[cmd.index(name) + 1]
 
 
-@pytest.mark.parametrize("script", ["model_server.sh", "run_infer.sh", "get_scores.sh", "demo.sh"])
+@pytest.mark.parametrize(
+    "script", ["model_server.sh", "run_infer.sh", "get_scores.sh", "demo.sh", "slurm/submit.sh"]
+)
 def test_help(script: str) -> None:
     if script == "demo.sh":  # no --help: its header is its documentation
         assert "SmolLM2" in (SCRIPTS / script).read_text()
@@ -137,6 +139,21 @@ def test_run_infer_overrides() -> None:
     assert flag(cmd, "--system-prompt") == "Think hard." and cmd[-2:] == ["--top-k", "20"]
 
 
+def test_run_infer_shard_effort_and_budget() -> None:
+    env = {"DRY_RUN": "1", "MODEL": "m", "LLMEVAL": "llmeval"}
+    (cmd,) = lines(run("run_infer.sh", "aime25", SHARD="2/8", REASONING_EFFORT="high",
+                       THINKING_BUDGET="8192", **env))  # fmt: skip
+    assert flag(cmd, "--shard") == "2/8" and flag(cmd, "--reasoning-effort") == "high"
+    assert (
+        flag(cmd, "--thinking-budget") == "8192"
+        and flag(cmd, "--output") == "output/m/aime25.jsonl"
+    )
+    (cmd,) = lines(run("run_infer.sh", "aime25", **env))
+    assert not {"--shard", "--reasoning-effort", "--thinking-budget"} & set(cmd)
+    proc = run("run_infer.sh", THINKING_BUDGET="lots", **env)
+    assert proc.returncode == 2 and "THINKING_BUDGET must be a whole number" in proc.stderr
+
+
 def test_run_infer_refuses_bad_settings(tmp_path: Path) -> None:
     proc = run("run_infer.sh", N_SAMPLES="many", MODEL="m", DRY_RUN="1")
     assert proc.returncode == 2 and "N_SAMPLES must be a whole number" in proc.stderr
@@ -153,6 +170,18 @@ def test_get_scores_picks_generation_files_only(tmp_path: Path) -> None:
     assert cmd[i + 1 : i + 3] == [str(tmp_path / "aime24.jsonl"), str(tmp_path / "math500.jsonl")]
     assert flag(cmd, "--result-json") == str(tmp_path / "scores.json")
     assert flag(cmd, "--workers") == "2"
+
+
+def test_get_scores_takes_a_runs_shards_as_well(tmp_path: Path) -> None:
+    (tmp_path / "aime24.jsonl").write_text("")
+    for name in ("aime24.shards", "math500.shards"):
+        (tmp_path / name).mkdir()
+    (cmd,) = lines(run("get_scores.sh", str(tmp_path), DRY_RUN="1"))
+    i = cmd.index("eval")
+    names = ("aime24.jsonl", "aime24.shards", "math500.shards")
+    assert cmd[i + 1 : i + 4] == [str(tmp_path / n) for n in names]
+    (cmd,) = lines(run("get_scores.sh", str(tmp_path), DRY_RUN="1", TASKS="math500"))
+    assert cmd[cmd.index("eval") + 1] == str(tmp_path / "math500.shards")
 
 
 def test_get_scores_refuses_empty_or_missing(tmp_path: Path) -> None:

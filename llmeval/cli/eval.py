@@ -146,8 +146,8 @@ def refuse_overwrite(
     verdict cache) is refused before anything is written: it would be replaced."""
     kept = {os.path.realpath(cache)} if cache else set()
     for result in results:
-        for source in result.files:
-            kept.update(os.path.realpath(f"{source.path}{s}") for s in ("", *SIDE_SUFFIXES))
+        for file in (f for run in result.runs for f in run.files):
+            kept.update(os.path.realpath(f"{file}{s}") for s in ("", *SIDE_SUFFIXES))
     for flag, path in outputs.items():
         if path is not None and os.path.realpath(path) in kept:
             raise UsageError(f"{flag} {path}: a file this run reads or keeps; it would be replaced")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -15,6 +16,7 @@ from llmeval.infer.options import InferOptions
 from llmeval.problems import InputKeys
 from llmeval.records import Generation
 from llmeval.sampling import Sampling
+from llmeval.shards import Shard, parse_shard, slurm_shard
 from llmeval.tasks import MATH_TEMPLATE, get_task, task_from_filename
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
@@ -59,6 +61,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--extra-body", "--extra_body", help="JSON object merged into requests")
     add("--enable-thinking", "--enable_thinking", action="store_true",
         help="send chat_template_kwargs.enable_thinking=true")  # fmt: skip
+    add("--reasoning-effort", "--reasoning_effort", metavar="LEVEL",
+        help="send reasoning_effort (low, medium, high, or what the server takes)")  # fmt: skip
+    add("--thinking-budget", "--thinking_budget", type=int, metavar="TOKENS",
+        help="send vLLM's thinking_token_budget (its server needs --reasoning-parser)")  # fmt: skip
+    add("--shard", metavar="K/N",
+        help="ask only for shard K of N's samples, into <output>.shards/K-of-N.jsonl; auto: "
+        "the Slurm array task's (the default inside one); none: the whole run")  # fmt: skip
     add("--api-key", "--api_key", help="bearer token (default $OPENAI_API_KEY)")
     add("--stream", action=argparse.BooleanOptionalAction, default=True,
         help="stream responses (SSE); --no-stream for servers without it")  # fmt: skip
@@ -115,6 +124,7 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         max_reply_bytes=args.max_reply_bytes or max(64 * args.max_tokens, 1 << 20),
     )  # fmt: skip
     template = _template(args.prompt_template) or (task.template if task else MATH_TEMPLATE)
+    shard, shard_source = _shard(args.shard, os.environ)
     return InferOptions(
         input=args.input,
         output=args.output,
@@ -128,6 +138,8 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         response_key=args.response_key,
         progress={"auto": None, "bar": True, "plain": False}[args.progress],
         progress_interval=args.progress_interval,
+        shard=shard,
+        shard_source=shard_source,
     )
 
 
@@ -147,6 +159,31 @@ def _check_response_key(key: str | None) -> None:
         )
 
 
+def _shard(flag: str | None, env: Mapping[str, str]) -> tuple[Shard | None, str | None]:
+    """`--shard K/N`, `auto` or `none`; without it, the Slurm array task's shard, if any; and
+    where it came from."""
+    if flag == "none":
+        return None, None
+    if flag not in (None, "auto"):
+        try:
+            return parse_shard(flag), "--shard"
+        except ValueError as exc:
+            raise UsageError(f"--shard: {exc}") from None
+    try:
+        shard = slurm_shard(env)
+    except ValueError as exc:
+        raise UsageError(f"{exc} (or --shard none for the whole run)") from None
+    if shard is None and flag == "auto":
+        raise UsageError(
+            "--shard auto: not in a Slurm array (SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT "
+            "are not set); give --shard K/N"
+        )
+    if shard is None:
+        return None, None
+    task, count = env.get("SLURM_ARRAY_TASK_ID"), env.get("SLURM_ARRAY_TASK_COUNT")
+    return shard, f"Slurm array task {task} of {count}"
+
+
 def _sampling(args: argparse.Namespace, template: str) -> Sampling:
     """The sampling flags as one `Sampling`; a value it refuses names its flag."""
     try:
@@ -160,6 +197,8 @@ def _sampling(args: argparse.Namespace, template: str) -> Sampling:
             system_prompt=args.system_prompt or None,
             prompt_template=template,
             extra_body=_extra_body(args.extra_body, args.enable_thinking),
+            reasoning_effort=args.reasoning_effort,
+            thinking_budget=args.thinking_budget,
         )
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]

@@ -11,7 +11,9 @@ from pathlib import Path
 from llmeval import __version__
 from llmeval.cli.eval import add_eval_options, evaluate, refuse_overwrite
 from llmeval.errors import UsageError
+from llmeval.evaluate.labels import shard_layout
 from llmeval.files import atomic_file
+from llmeval.records import TaskScore
 
 log = logging.getLogger("llmeval")
 
@@ -49,6 +51,12 @@ def _check_comparable(diffs: list, baseline: list[str]) -> None:
         )
 
 
+def _files(score: TaskScore) -> str:
+    """A run's file, with its shards where it has some."""
+    layout = shard_layout(score.files, score.shards)
+    return f"{score.file} ({layout})" if layout else score.file
+
+
 def run(args: argparse.Namespace) -> int:
     """Evaluate the run (and the baseline), build the report, write it."""
     if args.out.is_dir():
@@ -58,12 +66,12 @@ def run(args: argparse.Namespace) -> int:
     # the HTML side loads when `report` runs, not for every command
     from llmeval.report.data import compare
     from llmeval.report.html import render_report
-    from llmeval.report.inputs import run_from_eval
+    from llmeval.report.inputs import run_from_eval, tell_apart
 
     current = run_from_eval(result, args.label)
     meta = {
         "model": current.label,
-        "files": ", ".join(str(f.path) for f in result.files),
+        "files": ", ".join(_files(score) for score in result.report.tasks),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "llmeval": result.report.llmeval_version or __version__,
         "verifier": result.report.verifier,
@@ -74,9 +82,8 @@ def run(args: argparse.Namespace) -> int:
         args.paths = args.baseline  # evaluated with the same options
         baseline_results.append(evaluate(args, keep_texts=True))
         baseline = run_from_eval(baseline_results[0], args.baseline_label)
-        if baseline.label == current.label:
-            baseline.label += " (baseline)"
-        meta["baseline"] = baseline.label
+        tell_apart(current, baseline)
+        meta["model"], meta["baseline"] = current.label, baseline.label
         _check_comparable(compare(current, baseline), args.baseline)
     refuse_overwrite({"--out": args.out}, [result, *baseline_results], args.cache)
     page = render_report(current, meta, baseline, not args.no_compress)

@@ -15,7 +15,7 @@ import random
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import aiohttp
 import httpx
@@ -30,6 +30,7 @@ from llmeval.client.endpoints import (
     normalize_base_url,
     pick,
 )
+from llmeval.client.identity import served_model, server_version, short_text
 from llmeval.client.protocol import (
     ChatFailure,
     FatalServerError,
@@ -41,6 +42,7 @@ from llmeval.client.protocol import (
     raise_for_status,
 )
 from llmeval.errors import ServerError, UsageError
+from llmeval.records import ServerInfo
 
 log = logging.getLogger("llmeval")
 T = TypeVar("T")
@@ -54,6 +56,8 @@ class ChatClient:
     ) -> None:
         self.config = config
         self.retries = 0
+        self.listing: Any = None  # the first `/models` list, as the server sent it
+        self.fingerprint: str | None = None  # the first `system_fingerprint` of a reply
         # credentials in a URL are not sent: the key goes as a bearer token (--api-key)
         self.endpoints = [Endpoint(display_url(normalize_base_url(u))) for u in config.base_urls]
         headers = {
@@ -108,7 +112,8 @@ class ChatClient:
                 why = f" ({ep.url}/models: HTTP {status}: {error_message(raw)})"
             elif served is None:
                 try:
-                    served = [str(m["id"]) for m in json.loads(raw)["data"]]
+                    self.listing = json.loads(raw)["data"]
+                    served = [str(m["id"]) for m in self.listing]
                 except (ValueError, KeyError, TypeError):
                     served = []
         if len(errors) == len(self.endpoints):
@@ -124,6 +129,16 @@ class ChatClient:
             raise UsageError(f"the server serves several models ({listed}); pick one with --model")
         log.info("model: %s (the only one the server lists)", served[0])
         return served[0]
+
+    async def identity(self, model: str) -> ServerInfo:
+        """What the servers say about themselves: the `/models` entry of `model` (asked by
+        `resolve_model`), the first live server's `/version`, the first reply's fingerprint."""
+        model_id, root = served_model(self.listing, model)
+        live = [ep for ep in self.endpoints if not ep.failures] or self.endpoints
+        version = await server_version(self.http, live[0].url)
+        return ServerInfo(
+            model_id=model_id, model_root=root, version=version, system_fingerprint=self.fingerprint
+        )
 
     def workers(
         self, items: Iterable[T], handle: Callable[[T], Awaitable[None]]
@@ -159,6 +174,7 @@ class ChatClient:
                 continue
             ep.succeeded()
             reply.endpoint, reply.latency_s = ep.url, time.perf_counter() - start
+            self.fingerprint = self.fingerprint or short_text(reply.system_fingerprint)
             return reply
         if all(e.unreachable for e in self.endpoints):  # no use going on
             raise FatalServerError(f"servers unreachable: {error}")
@@ -180,7 +196,9 @@ class ChatClient:
                         raise_for_status(
                             ep.url, resp.status_code, raw, resp.headers.get("retry-after")
                         )
-                    if not self.config.stream:
+                    # a whole JSON body where a stream was asked for: an error object, or a
+                    # server that does not stream
+                    if not self.config.stream or "json" in resp.headers.get("content-type", ""):
                         return parse_completion(*await self._read(resp))
                     parser = StreamParser(
                         started=start, now=time.perf_counter, limit=self.config.max_reply_bytes

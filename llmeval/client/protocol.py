@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from collections.abc import Iterable
@@ -134,6 +133,8 @@ class Reply:
     finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    reasoning_tokens: int | None = None  # usage.completion_tokens_details.reasoning_tokens
+    system_fingerprint: Any = None  # as the server sent it (the client keeps a short one)
     ttft_s: float | None = None
     endpoint: str | None = None
     latency_s: float | None = None
@@ -164,12 +165,22 @@ def _texts(message: dict[str, Any]) -> tuple[str, str]:
 
 
 def _usage_into(reply: Reply, usage: Any) -> None:
-    """The token counts of `usage`; one that is there but not sane is dropped and noted."""
-    if isinstance(usage, dict):
-        for name in ("prompt_tokens", "completion_tokens"):
-            count = token_count(usage.get(name))
-            reply.bad_usage |= count is None and usage.get(name) is not None
-            setattr(reply, name, count)
+    """The token counts of `usage`; one that is there but not sane (reasoning tokens: also
+    more than the completion's) is dropped and noted."""
+    if not isinstance(usage, dict):
+        return
+    details = usage.get("completion_tokens_details")
+    if not isinstance(details, dict):
+        reply.bad_usage |= details is not None
+        details = {}
+    sent = {name: usage.get(name) for name in ("prompt_tokens", "completion_tokens")}
+    sent["reasoning_tokens"] = details.get("reasoning_tokens")
+    for name, value in sent.items():
+        count, whole = token_count(value), reply.completion_tokens
+        if name == "reasoning_tokens" and count is not None and whole is not None and count > whole:
+            count = None
+        reply.bad_usage |= count is None and value is not None
+        setattr(reply, name, count)
 
 
 def parse_completion(raw: bytes, cut: bool = False) -> Reply:
@@ -187,15 +198,15 @@ def parse_completion(raw: bytes, cut: bool = False) -> Reply:
     finish = "length" if cut else choice.get("finish_reason")
     reply = Reply(clean_text(text), clean_text(reasoning) or None, cut_by=CUT if cut else None)
     reply.finish_reason = None if finish is None else str(finish)
+    reply.system_fingerprint = data.get("system_fingerprint")
     _usage_into(reply, data.get("usage"))
     return reply
 
 
 def _raise_if_error(data: Any) -> None:
-    """A reply (or stream event) that is the server's error object: its message, retried
-    (a server or proxy may answer HTTP 200 with `{"error": ...}`)."""
-    error = isinstance(data, dict) and ("error" in data or data.get("object") == "error")
-    if error and not data.get("choices"):  # (OpenAI's form, or vLLM's)
+    """The server's error object instead of a reply or event (HTTP 200 with `{"error": ...}`,
+    or vLLM's `"object": "error"`): its message, retried (a context-length one is not)."""
+    if isinstance(data, dict) and ("error" in data or data.get("object") == "error"):
         message = error_message(json.dumps(data).encode())
         if is_context_error(400, message):
             raise ContextLengthError(message)
@@ -214,7 +225,6 @@ class StreamParser:
     _text: list[str] = field(default_factory=list)
     _reasoning: list[str] = field(default_factory=list)
     _size: int = 0
-    _other: bytes = b""  # the start of what was not an event (an error object, not SSE?)
     reply: Reply = field(default_factory=Reply)
     done: bool = False
     saw_choice: bool = False
@@ -229,8 +239,6 @@ class StreamParser:
         for line in lines:
             if line[:5] == b"data:" and not self.done:
                 self._event(line[5:].strip())
-            elif not self.saw_choice and len(self._other) < 65536:
-                self._other += line[:65536]
         if len(self._buf) > self.limit:  # one line that never ends
             self.done, self.reply.cut_by = True, CUT
 
@@ -249,6 +257,8 @@ class StreamParser:
         _raise_if_error(event)
         if event.get("usage"):
             _usage_into(self.reply, event["usage"])
+        if self.reply.system_fingerprint is None:
+            self.reply.system_fingerprint = event.get("system_fingerprint")
         try:
             self._choices(event.get("choices") or ())
         except (AttributeError, TypeError) as exc:
@@ -280,8 +290,6 @@ class StreamParser:
         if self.reply.cut_by:
             self.reply.finish_reason = "length"
         elif not self.saw_choice:
-            with contextlib.suppress(ValueError):  # a whole error object instead of events
-                _raise_if_error(loads_text(self._other))
             raise MalformedResponse("stream ended without any choice")
         elif self.reply.finish_reason is None:
             cut = "before its finish" if not self.done else "without a finish_reason"

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from llmeval.errors import InputError, UsageError
 from llmeval.files import link_out_of_folder, open_regular, read_file, without_bom
 from llmeval.records import RunSpec
+from llmeval.shards import SHARDS_SUFFIX, run_output, shard_of
 from llmeval.tasks import Task, get_task, task_from_filename
 
 log = logging.getLogger("llmeval")
@@ -22,8 +23,9 @@ META_FIELDS = ("subject", "level")
 
 
 def discover(paths: list[str]) -> list[Path]:
-    """Files named, `*.jsonl` files in folders named, glob matches; caches and exports skipped.
-    A path that exists is that path, even with glob characters in it (`aime24[1].jsonl`)."""
+    """Files named, `*.jsonl` files in folders named (and the shard files of their runs'
+    `<run>.shards/` folders), glob matches; caches and exports skipped. A path that exists is
+    that path, even with glob characters in it (`aime24[1].jsonl`)."""
     found: list[Path] = []
     for raw in paths:
         pattern = glob.has_magic(raw) and not os.path.lexists(raw)
@@ -34,6 +36,8 @@ def discover(paths: list[str]) -> list[Path]:
             path = Path(match)
             if path.is_dir():
                 found.extend(p for p in sorted(path.glob("*.jsonl")) if _is_generation_file(p))
+                shards = sorted(path.glob(f"*{SHARDS_SUFFIX}/*.jsonl"))
+                found.extend(p for p in shards if shard_of(p) and _is_generation_file(p))
             elif not pattern or _is_generation_file(path):
                 found.append(path)
     unique = list(dict.fromkeys(p.resolve() for p in found))
@@ -89,8 +93,8 @@ def read_spec(path: Path) -> RunSpec | None:
 
 
 def resolve_task(path: Path, flag: str | None, spec: RunSpec | None) -> Task:
-    """The task from `--task`, else the run spec, else the file name, else the first row's
-    `task` field; else a clear error naming the file."""
+    """The task from `--task`, else the run spec, else the file name (a shard's run's), else
+    the first row's `task` field; else a clear error naming the file."""
     if flag:
         task = get_task(flag)
         if task is None:
@@ -101,7 +105,9 @@ def resolve_task(path: Path, flag: str | None, spec: RunSpec | None) -> Task:
         if task is not None:
             return task
     name = _first_row(path).get("task")  # our records carry `task`
-    task = task_from_filename(path) or (get_task(name) if isinstance(name, str) else None)
+    task = task_from_filename(run_output(path)) or (
+        get_task(name) if isinstance(name, str) else None
+    )
     if task is None:
         raise InputError(path, "cannot tell the task from the file name; pass --task NAME")
     return task

@@ -10,7 +10,8 @@ from pathlib import Path
 from llmeval.errors import ServerError, display_url
 from llmeval.evaluate.metrics import Outcome, group_by_problem, summarize
 from llmeval.evaluate.options import EvalOptions
-from llmeval.evaluate.samples import InputFile, Sample
+from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate.samples import Sample
 from llmeval.judge.prompt import judge_key
 from llmeval.records import JudgeScore, Verdict
 from llmeval.verify.cache import VerdictCache
@@ -19,7 +20,7 @@ log = logging.getLogger("llmeval")
 _YES_NO = {"correct": "yes", "incorrect": "no"}
 
 
-def judge_files(files: list[InputFile], options: EvalOptions, cache: VerdictCache) -> None:
+def judge_files(runs: list[InputRun], options: EvalOptions, cache: VerdictCache) -> None:
     """Ask the judge (`options.judge`) about every rule-`incorrect`, untruncated sample (under
     the chosen policy) the cache has no verdict for; set every such sample's `judge` and
     `judge_reply`."""
@@ -32,9 +33,9 @@ def judge_files(files: list[InputFile], options: EvalOptions, cache: VerdictCach
     questions: dict[str, Question] = {}
     wanted: dict[str, set[Path]] = {}  # question key -> the cache files wanting its verdict
     asked: list[tuple[Sample, str]] = []  # (sample, its question key)
-    for source in files:
-        cache_file = options.cache_file(source.path)
-        for sample in source.samples:
+    for source, path, samples in ((r, p, s) for r in runs for p, s in r.by_file()):
+        cache_file = options.cache_file(path)
+        for sample in samples:
             answer = sample.answer_for(policy)
             if sample.status[policy] != "incorrect" or sample.truncated or answer is None:
                 continue
@@ -80,7 +81,7 @@ def judge_files(files: list[InputFile], options: EvalOptions, cache: VerdictCach
         sample.judge, sample.judge_reply = found.get(key, ("", ""))
 
 
-def judge_score(model: str, source: InputFile, policy: str) -> JudgeScore:
+def judge_score(model: str, source: InputRun, policy: str) -> JudgeScore:
     """A task's figures under the judge: questions asked, overturned and unparsed (distinct
     per problem and answer), and avg@n and pass@k with the judge's yeses counted correct."""
     outs = []

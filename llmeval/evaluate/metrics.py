@@ -88,8 +88,8 @@ def clustered_stderr(fractions: Sequence[float]) -> float | None:
     count = len(fractions)
     if count < 2:
         return None
-    mean = sum(fractions) / count
-    var = sum((p - mean) ** 2 for p in fractions) / (count - 1)
+    mean = math.fsum(fractions) / count
+    var = math.fsum((p - mean) ** 2 for p in fractions) / (count - 1)
     return math.sqrt(var / count)
 
 
@@ -98,7 +98,7 @@ def sample_stderr(fractions: Sequence[float], sizes: Sequence[int]) -> float | N
     Problems with a single sample add nothing (their variance cannot be estimated)."""
     if not fractions:
         return None
-    total = sum(p * (1 - p) / (n - 1) for p, n in zip(fractions, sizes, strict=True) if n > 1)
+    total = math.fsum(p * (1 - p) / (n - 1) for p, n in zip(fractions, sizes, strict=True) if n > 1)
     return math.sqrt(total) / len(fractions)
 
 
@@ -146,4 +146,4 @@ def summarize(groups: dict[str, list[Outcome]]) -> Summary:
 
 
 def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values)
+    return math.fsum(values) / len(values)  # (exact sums: the order of problems never matters)

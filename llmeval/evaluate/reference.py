@@ -13,7 +13,8 @@ from pathlib import Path
 
 from llmeval.errors import LlmevalError
 from llmeval.evaluate.discover import META_FIELDS
-from llmeval.evaluate.samples import InputFile, Sample
+from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate.samples import Sample
 from llmeval.files import read_file
 from llmeval.problems import InputKeys, load_problems
 from llmeval.records import Problem, RunSpec
@@ -26,14 +27,16 @@ def _load(path: Path, keys: InputKeys, mtime: float) -> tuple[Problem, ...]:
     return tuple(load_problems(path, keys))
 
 
-def reference_problems(source: InputFile) -> tuple[Path, tuple[Problem, ...]] | None:
-    """The run spec's input (read with the spec's input keys) when it is still there, else
-    the task's data file; None when neither can be read."""
+def reference_problems(source: InputRun) -> tuple[Path, tuple[Problem, ...]] | None:
+    """The run spec's input (read with the spec's input keys) when it is still there (that of
+    any file of the run: shards ran on other machines), else the task's data file; None when
+    neither can be read."""
+    inputs = {p.spec.input_file: p.spec for p in source.parts if p.spec and p.spec.input_file}
+    own = {f.name for f in fields(InputKeys)}  # (another version may have other keys)
     candidates = []
-    if source.spec is not None and source.spec.input_file:
-        own = {f.name for f in fields(InputKeys)}  # (another version may have other keys)
-        named = {k: v for k, v in source.spec.input_keys.items() if v is not None and k in own}
-        candidates.append((Path(source.spec.input_file), InputKeys(**named)))
+    for name, spec in inputs.items():
+        named = {k: v for k, v in spec.input_keys.items() if v is not None and k in own}
+        candidates.append((Path(name), InputKeys(**named)))
     candidates.append((source.task.data_file, InputKeys()))
     for path, keys in candidates:
         try:
@@ -44,7 +47,7 @@ def reference_problems(source: InputFile) -> tuple[Path, tuple[Problem, ...]] | 
         except (OSError, LlmevalError) as exc:
             if path != source.task.data_file:
                 why = exc.strerror if isinstance(exc, OSError) else exc
-                log.warning("%s: its run spec's input %s: %s", source.path, path, why)
+                log.warning("%s: its run spec's input %s: %s", source.name, path, why)
     return None
 
 
@@ -77,7 +80,7 @@ def match_problems(problems: tuple[Problem, ...], texts: dict[str, str]) -> dict
     return matched
 
 
-def apply_reference(source: InputFile) -> None:
+def apply_reference(source: InputRun) -> None:
     """Match the file to its reference problems: the ones without a sample, metadata where
     the rows lack it, and the current gold where rows hold another (a warning names them);
     a problem no reference holds whose rows disagree is graded against its latest row's."""
@@ -95,7 +98,7 @@ def apply_reference(source: InputFile) -> None:
             log.warning(
                 "%s: none of its %d problems is in %s (by id or text): whether problems are "
                 "missing cannot be told",
-                source.path,
+                source.name,
                 len(texts),
                 path,
             )
@@ -106,7 +109,7 @@ def apply_reference(source: InputFile) -> None:
             missing = source.problems_missing
             log.warning(
                 "%s: %d of the %d problems of %s have no sample (the run is incomplete): %s",
-                source.path,
+                source.name,
                 len(missing),
                 len(problems),
                 path,
@@ -126,9 +129,9 @@ def apply_reference(source: InputFile) -> None:
     _settle_golds(source, by_problem, current, asked_alike, found[0] if found else None)
 
 
-def _leave_out_foreign(source: InputFile, by_problem: dict[str, list[Sample]], path: Path) -> None:
+def _leave_out_foreign(source: InputRun, by_problem: dict[str, list[Sample]], path: Path) -> None:
     """Problems the reference does not hold (rows of another task appended?) are left out of
-    the file's figures, and named; when none is found there, every problem counts."""
+    the run's figures, and named; when none is found there, every problem counts."""
     if not source.reference_ids:
         return
     source.foreign = sorted(pid for pid in by_problem if pid not in source.reference_ids)
@@ -142,11 +145,11 @@ def _leave_out_foreign(source: InputFile, by_problem: dict[str, list[Sample]], p
         )
         for pid in source.foreign:
             del by_problem[pid]
-        source.samples = [s for s in source.samples if s.problem_id in source.reference_ids]
+        source.drop_problems(set(source.foreign))
 
 
 def _settle_golds(
-    source: InputFile,
+    source: InputRun,
     by_problem: dict[str, list[Sample]],
     current: dict[str, str],
     asked_alike: set[str],
@@ -170,7 +173,7 @@ def _settle_golds(
             log.warning(
                 "%s: problem %s has rows with %d different golds (%s); all graded against the "
                 "latest row's gold %r",
-                source.path,
+                source.name,
                 pid,
                 len(golds),
                 ", ".join(map(repr, golds[:4])),
@@ -197,7 +200,7 @@ def _settle_golds(
         if problems:
             log.warning(
                 "%s: %d problems " + what + ": %s",
-                source.path,
+                source.name,
                 len(problems),
                 path,
                 "; ".join(problems[:5]),

@@ -1,5 +1,6 @@
-"""The `eval` stage: read generation files, verify each sample under both policies (cache first,
-then the worker pool for the distinct misses), and fold the verdicts into per-task scores."""
+"""The `eval` stage: read generation files as runs (a file, or a run's shards), verify each
+sample under both policies (cache first, then the worker pool for the distinct misses), and
+fold the verdicts into per-run scores."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from llmeval.evaluate.discover import discover
 from llmeval.evaluate.judged import judge_files, judge_score
 from llmeval.evaluate.options import EvalOptions
 from llmeval.evaluate.reference import apply_reference
-from llmeval.evaluate.samples import InputFile, read_input
+from llmeval.evaluate.runs import InputRun, group_runs, read_run
 from llmeval.evaluate.scoring import accuracy, task_score
 from llmeval.records import CacheStats, ScoreReport, Verdict
 from llmeval.verify.cache import VerdictCache
@@ -39,9 +40,9 @@ _UNGRADED = "%s: %d problems have no gold answer and are not graded: %s"
 
 @dataclass
 class EvalResult:
-    """The files read (each sample with its statuses and judge verdict) and the scores."""
+    """The runs read (each sample with its statuses and judge verdict) and their scores."""
 
-    files: list[InputFile]
+    runs: list[InputRun]
     report: ScoreReport
 
 
@@ -57,17 +58,17 @@ class _Verdicts:
     hits: int = 0
 
 
-def _collect(files: list[InputFile], options: EvalOptions, cache: VerdictCache) -> _Verdicts:
+def _collect(runs: list[InputRun], options: EvalOptions, cache: VerdictCache) -> _Verdicts:
     """Every distinct pair the samples need: decided by a quick rule or from the cache, else
     queued for the verifier. A sample needs its lenient answer's pair, and its strict one's
-    when that differs (counted once, on the first)."""
+    when that differs (counted once, on the first). Each file's verdicts go to its own cache."""
     verdicts = _Verdicts()
-    for source in files:
-        cache_file = options.cache_file(source.path)
+    files = [(run.task.kind, path, samples) for run in runs for path, samples in run.by_file()]
+    for kind, path, samples in files:
+        cache_file = options.cache_file(path)
         wants = [cache_file] if cache_file else []
-        kind = source.task.kind
         pairs: Counter[Pair] = Counter()
-        for s in source.samples:
+        for s in samples:
             if s.gold and s.answer is not None:
                 pairs[(kind, s.gold, s.answer)] += 1
                 if s.pred is not None and s.pred != s.answer:
@@ -101,26 +102,26 @@ def _look_up(verdicts: _Verdicts, pair: Pair, cache: VerdictCache) -> None:
 
 
 def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalResult:
-    """Verify every sample of every file under both policies and score each file."""
-    paths = discover(options.paths)
-    caches = sorted({c for p in paths if (c := options.cache_file(p))})
+    """Verify every sample of every run under both policies and score each run."""
+    groups = group_runs(discover(options.paths))
+    caches = sorted({c for paths in groups for p in paths if (c := options.cache_file(p))})
     if not options.use_cache or not all(c.exists() for c in caches):
         prestart()  # probably cold: the verifier boots while the files are read
-    files = [read_input(path, options.task, options.keys, options.keep_texts) for path in paths]
-    for source in files:
+    runs = [read_run(paths, options.task, options.keys, options.keep_texts) for paths in groups]
+    for source in runs:
         apply_reference(source)
     cache = VerdictCache(caches, options.timeout_s)
     try:
-        verdicts = _collect(files, options, cache)
-        _verify(verdicts, cache, options, sum(len(f.samples) for f in files), progress)
-        for source in files:
+        verdicts = _collect(runs, options, cache)
+        _verify(verdicts, cache, options, sum(len(r.samples) for r in runs), progress)
+        for source in runs:
             _set_statuses(source, verdicts)
         if options.judge is not None:
-            judge_files(files, options, cache)
+            judge_files(runs, options, cache)
     finally:
         cache.close()
     scores = []
-    for source in files:
+    for source in runs:
         score = task_score(source, options.policy)
         if options.judge is not None:
             score.judge = judge_score(options.judge.model, source, options.policy)
@@ -134,7 +135,7 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         new=len(verdicts.tasks),
         timeouts=sum(verdicts.known[p]["strict"].status == "timeout" for p in verdicts.tasks),
     )
-    kinds = sorted({f.task.kind for f in files})
+    kinds = sorted({r.task.kind for r in runs})
     report = ScoreReport.model_construct(
         tasks=scores,
         verifier="; ".join(verifier_id(k, options.policy) for k in kinds),
@@ -142,7 +143,7 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         cache=stats,
         llmeval_version=__version__,
     )
-    return EvalResult(files, report)
+    return EvalResult(runs, report)
 
 
 def _verify(
@@ -187,7 +188,7 @@ def _verify(
         pool.run(verdicts.tasks.values(), on_result)
 
 
-def _set_statuses(source: InputFile, verdicts: _Verdicts) -> None:
+def _set_statuses(source: InputRun, verdicts: _Verdicts) -> None:
     """Each sample's status under each policy: its verdict, `no_answer`, or `ungraded`."""
     kind = source.task.kind
     for sample in source.samples:
@@ -202,16 +203,16 @@ def _set_statuses(source: InputFile, verdicts: _Verdicts) -> None:
             sample.status[policy] = status
 
 
-def _gold_unparsed(source: InputFile, verdicts: _Verdicts) -> set[str]:
+def _gold_unparsed(source: InputRun, verdicts: _Verdicts) -> set[str]:
     """The problems whose gold the verifier could not read (compared as text alone)."""
     kind = source.task.kind
     found = ((s, verdicts.known.get((kind, s.gold, s.answer or ""))) for s in source.samples)
     return {s.problem_id for s, v in found if v and v["strict"].detail == GOLD_UNPARSED}
 
 
-def _warn(source: InputFile, problem_ids: set[str], message: str) -> int:
-    """Log `message` (the file, the count, the first 20 problems) if there are any; the count."""
+def _warn(source: InputRun, problem_ids: set[str], message: str) -> int:
+    """Log `message` (the run, the count, the first 20 problems) if there are any; the count."""
     ids = sorted(problem_ids)
     if ids:
-        log.warning(message, source.path, len(ids), ", ".join(ids[:20]))
+        log.warning(message, source.name, len(ids), ", ".join(ids[:20]))
     return len(ids)

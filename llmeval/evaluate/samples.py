@@ -2,7 +2,7 @@
 (`Generation`), upstream LLMEval's (`prompt`, `answer`, `gen` as a string or a one-element
 list, optional `doc_id`/`sample_index`) or other harnesses' (a list of n outputs in the
 response field, other keys named by flags). Big texts are dropped after extraction unless
-the report asks for them."""
+the report asks for them. One file is read here; a run of several files is `runs.py`'s."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from typing import Any
 
 from llmeval.errors import InputError
 from llmeval.evaluate.answers import read_answers
-from llmeval.evaluate.discover import META_FIELDS, read_spec, resolve_task
+from llmeval.evaluate.discover import META_FIELDS
 from llmeval.evaluate.extract import THINK_OPEN, TRUNCATED_REASONS
 from llmeval.evaluate.options import RowKeys
 from llmeval.jsonl import read_dicts
-from llmeval.records import CONTEXT_REJECTED, RunSpec, token_count
+from llmeval.records import CONTEXT_REJECTED, token_count
 from llmeval.tasks import Task
 
 log = logging.getLogger("llmeval")
@@ -57,6 +57,7 @@ class Sample:
     status: dict[str, str] = field(default_factory=dict)
     judge: str | None = None
     judge_reply: str = ""
+    reasoning_tokens: int | None = None  # of completion_tokens, where the server said
 
     @property
     def answer(self) -> str | None:
@@ -70,22 +71,6 @@ class Sample:
     def correct(self, policy: str) -> bool:
         """What every figure counts as right: verified correct, and not cut off."""
         return self.status[policy] == "correct" and not self.truncated
-
-
-@dataclass
-class InputFile:
-    """One generation file read: its task and model, samples, run spec, duplicates dropped."""
-
-    path: Path
-    task: Task
-    samples: list[Sample] = field(default_factory=list)
-    spec: RunSpec | None = None
-    duplicates: int = 0
-    prompts: dict[str, str] = field(default_factory=dict)  # problem id -> its text (judge)
-    model: str = ""  # the run spec's, else the rows' `model`, else the folder's name
-    problems_missing: list[str] = field(default_factory=list)  # asked, but without a sample
-    reference_ids: dict[str, str] = field(default_factory=dict)  # id -> the data file's id
-    foreign: list[str] = field(default_factory=list)  # not in the reference: left out
 
 
 def _text(value: Any, what: str, path: Path, lineno: int) -> str:
@@ -105,14 +90,22 @@ def _seconds(value: Any) -> float | None:
     return float(value) if ok else None
 
 
-def _tokens(row: dict[str, Any]) -> int | None:
-    """The completion tokens a row reports, when it is a sane count (servers send garbage)."""
+def _tokens(row: dict[str, Any]) -> tuple[int | None, int | None]:
+    """The completion tokens a row reports and the reasoning tokens among them (ours record
+    `usage.reasoning_tokens`; a server's raw usage nests them in `completion_tokens_details`),
+    each when it is a sane count (servers send garbage)."""
     usage = row.get("usage")
-    return token_count(usage.get("completion_tokens")) if isinstance(usage, dict) else None
+    if not isinstance(usage, dict):
+        return None, None
+    reasoning = usage.get("reasoning_tokens")
+    details = usage.get("completion_tokens_details")
+    if reasoning is None and isinstance(details, dict):
+        reasoning = details.get("reasoning_tokens")
+    return token_count(usage.get("completion_tokens")), token_count(reasoning)
 
 
-def _no_field(
-    path: Path, what: str, row: dict[str, Any], advice: str, line: int | None = None
+def no_field(
+    path: str | Path, what: str, row: dict[str, Any], advice: str, line: int | None = None
 ) -> InputError:
     """A row lacks a field: the error names the row's keys, the flags of the Qwen2.5-Math
     harness layout when the row is that, and `advice`."""
@@ -122,7 +115,7 @@ def _no_field(
     return InputError(path, f"{what} ({hint}); {advice}", line=line)
 
 
-class _RowReader:
+class RowReader:
     """Turns the rows of one file into samples, numbering id-less rows per problem."""
 
     def __init__(self, path: Path, task: Task, keys: RowKeys, keep_texts: bool) -> None:
@@ -133,7 +126,7 @@ class _RowReader:
         """The samples of one row: one, or one per output when the response field is a list."""
         key = self.keys.response
         if key not in row:  # (a missing gold: the sample is not graded)
-            raise _no_field(
+            raise no_field(
                 self.path, f"no {key!r} field", row, "name it with --response-key", lineno
             )
         outputs = row[key] if isinstance(row[key], list) else [row[key]]
@@ -171,15 +164,16 @@ class _RowReader:
                 _seconds(row.get("ttft_s")),
                 endpoint if isinstance(endpoint, str) else None,
             )
-        return Sample(pid, idx, gold, pred, truncated, _tokens(row), meta, anchored, texts)
+        tokens, reasoning = _tokens(row)
+        sample = Sample(pid, idx, gold, pred, truncated, tokens, meta, anchored, texts)
+        sample.reasoning_tokens = reasoning
+        return sample
 
     def _problem_id(self, row: dict[str, Any], lineno: int) -> str:
         """The id under --id-key, else ours or upstream's, else derived from the problem text."""
         if self.keys.id is not None:
             if self.keys.id not in row:
-                raise _no_field(
-                    self.path, f"no {self.keys.id!r} field", row, "see --id-key", lineno
-                )
+                raise no_field(self.path, f"no {self.keys.id!r} field", row, "see --id-key", lineno)
             return _text(row[self.keys.id], self.keys.id, self.path, lineno)
         pid = row.get("problem_id", row.get("doc_id"))
         if pid is not None:
@@ -187,7 +181,7 @@ class _RowReader:
         text = problem_text(row)
         if text is None:
             what = "no problem_id, doc_id or prompt"
-            raise _no_field(self.path, what, row, "see --id-key", lineno)
+            raise no_field(self.path, what, row, "see --id-key", lineno)
         return "prompt-" + hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]
 
     def _first_index(self, row: dict[str, Any], pid: str, outputs: int, lineno: int) -> int:
@@ -208,52 +202,53 @@ def problem_text(row: dict[str, Any]) -> str | None:
     return next((row[k] for k in PROBLEM_TEXT_KEYS if isinstance(row.get(k), str)), None)
 
 
-def _model(spec: RunSpec | None, models: Counter[str], path: Path) -> str:
-    """The run's model: the run spec's, else the rows' (warned when they differ), else the
-    folder the file is in."""
-    if spec is not None:
-        return spec.model
-    if len(models) > 1:
-        named = ", ".join(f"{m} ({n} rows)" for m, n in models.most_common(5))
-        log.warning("%s: rows of several models (%s), scored as one run", path, named)
-    return models.most_common(1)[0][0] if models else path.resolve().parent.name
+Pair = tuple[str, int]  # (problem id, sample index)
 
 
-def read_input(
-    path: Path, task_flag: str | None, keys: RowKeys | None = None, keep_texts: bool = False
-) -> InputFile:
-    """Read one generation file; the first of duplicate (problem, sample) rows is kept."""
-    keys = keys or RowKeys()
-    spec = read_spec(path)
-    result = InputFile(path, resolve_task(path, task_flag, spec), spec=spec)
-    reader = _RowReader(path, result.task, keys, keep_texts)
-    seen: dict[tuple[str, int], int] = {}
-    first_repeat, first_row, rejected = "", None, 0
-    models: Counter[str] = Counter()
+@dataclass
+class FileRows:
+    """What reading one file found besides its samples: its first row, the rows' models, the
+    pairs it repeats itself, and the pairs another file of the run already held (by file)."""
+
+    first_row: dict[str, Any] | None = None
+    models: Counter[str] = field(default_factory=Counter)
+    duplicates: int = 0
+    across: dict[Path, list[Any]] = field(default_factory=dict)  # file -> [count, first pair]
+
+
+def read_rows(
+    path: Path,
+    reader: RowReader,
+    samples: list[Sample],
+    prompts: dict[str, str],
+    seen: dict[Pair, tuple[Path, int]],
+) -> FileRows:
+    """Append the samples of one file to `samples` (and problem texts to `prompts`); a pair
+    `seen` before, in this file or another of the run, is counted and left out."""
+    found = FileRows()
+    first_repeat, rejected = "", 0
     for lineno, row in read_dicts(path):
-        first_row = first_row or row
+        found.first_row = found.first_row or row
         if row.get("finish_reason") == CONTEXT_REJECTED:  # not a sample (see records)
             rejected += 1
             continue
         if isinstance(row.get("model"), str):
-            models[row["model"]] += 1
+            found.models[row["model"]] += 1
         for sample in reader.samples(lineno, row):
             pair = (sample.problem_id, sample.sample_idx)
             if pair in seen:
-                if not result.duplicates:
-                    first_repeat = f"{path}:{lineno}: {pair[0]}#{pair[1]} (first: {seen[pair]})"
-                result.duplicates += 1
+                where, line = seen[pair]
+                if where != path:
+                    found.across.setdefault(where, [0, f"{pair[0]}#{pair[1]}"])[0] += 1
+                elif not found.duplicates:
+                    first_repeat = f"{path}:{lineno}: {pair[0]}#{pair[1]} (first: {line})"
+                found.duplicates += where == path
                 continue
-            seen[pair] = lineno
-            result.samples.append(sample)
+            seen[pair] = (path, lineno)
+            samples.append(sample)
             text = problem_text(row)
             if text is not None:
-                result.prompts.setdefault(sample.problem_id, text)
-    if first_row is None:
-        raise InputError(path, "no samples in the file (empty)")
-    if not any(s.gold for s in result.samples):
-        what = f"no row has a gold answer under {keys.answer!r}"
-        raise _no_field(path, what, first_row, "name it with --answer-key")
+                prompts.setdefault(sample.problem_id, text)
     if rejected:
         log.warning(
             "%s: %d rows are empty samples an older infer wrote when the server refused them for "
@@ -261,10 +256,9 @@ def read_input(
             path,
             rejected,
         )
-    if result.duplicates:
-        count = result.duplicates
+    if found.duplicates:
+        count = found.duplicates
         log.warning(
             "%s; %d repeated (problem, sample) rows, each counted once", first_repeat, count
         )
-    result.model = _model(spec, models, path)
-    return result
+    return found

@@ -1,7 +1,8 @@
-"""Fold the verified samples of one file into a `TaskScore` (pure: no I/O, no verification)."""
+"""Fold the verified samples of one run into a `TaskScore` (pure: no I/O, no verification)."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import asdict
@@ -10,6 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from llmeval.evaluate.extract import canonical_answer
+from llmeval.evaluate.labels import run_settings
 from llmeval.evaluate.metrics import (
     Outcome,
     clustered_stderr,
@@ -17,7 +19,8 @@ from llmeval.evaluate.metrics import (
     majority_winner,
     summarize,
 )
-from llmeval.evaluate.samples import InputFile, Sample
+from llmeval.evaluate.runs import InputRun, missing_by_shard, missing_pairs
+from llmeval.evaluate.samples import Sample
 from llmeval.records import GroupScore, ProblemScore, TaskScore
 from llmeval.verify.verifier import rational_value
 
@@ -92,24 +95,41 @@ def _groups(problems: list[ProblemScore], attr: str) -> dict[str, GroupScore]:
             by.setdefault(value, []).append(prob.accuracy)
     return {
         name: GroupScore.model_construct(
-            n_problems=len(acc), accuracy=sum(acc) / len(acc), stderr=clustered_stderr(acc)
+            n_problems=len(acc), accuracy=math.fsum(acc) / len(acc), stderr=clustered_stderr(acc)
         )
         for name, acc in sorted(by.items())
     }
 
 
-def accuracy(source: InputFile, policy: str) -> float | None:
+def accuracy(source: InputRun, policy: str) -> float | None:
     """avg@n alone: the mean over problems of the share of correct, not truncated samples."""
     by: dict[str, list[bool]] = {}
     for sample in source.samples:
         if sample.status[policy] != "ungraded":
             by.setdefault(sample.problem_id, []).append(sample.correct(policy))
-    return sum(sum(v) / len(v) for v in by.values()) / len(by) if by else None
+    return math.fsum(sum(v) / len(v) for v in by.values()) / len(by) if by else None
 
 
-def task_score(source: InputFile, policy: str) -> TaskScore:
-    """The figures of one file under `policy`, from each sample's verdict status."""
-    outs = [outcome(s, policy) for s in source.samples if s.status[policy] != "ungraded"]
+def _token_means(samples: list[Sample]) -> tuple[float | None, float | None, float | None]:
+    """Mean completion tokens, and of them reasoning and answer (completion minus reasoning)
+    tokens, each over the samples that report it (None: none does)."""
+    completion = [s.completion_tokens for s in samples if s.completion_tokens is not None]
+    reasoning = [s.reasoning_tokens for s in samples if s.reasoning_tokens is not None]
+    answer = [
+        s.completion_tokens - s.reasoning_tokens
+        for s in samples
+        if s.completion_tokens is not None
+        and s.reasoning_tokens is not None
+        and s.reasoning_tokens <= s.completion_tokens  # (else one of them is garbage)
+    ]
+    means = [sum(v) / len(v) if v else None for v in (completion, reasoning, answer)]
+    return means[0], means[1], means[2]
+
+
+def task_score(source: InputRun, policy: str) -> TaskScore:
+    """The figures of one run under `policy`, from each sample's verdict status."""
+    graded = [s for s in source.samples if s.status[policy] != "ungraded"]
+    outs = [outcome(s, policy) for s in graded]
     groups = group_by_problem(outs)
     by_sample = {(s.problem_id, s.sample_idx): s for s in source.samples}
     asked = source.spec.n_samples if source.spec else 0  # n of the run spec
@@ -117,26 +137,36 @@ def task_score(source: InputFile, policy: str) -> TaskScore:
     problems = [_problem(pid, g, by_sample, n, policy) for pid, g in groups.items()]
     counts = _counts(outs)
     failed = counts["n_no_answer"] + counts["n_timeout"] + counts["n_error"]
-    tokens = [o.completion_tokens for o in outs if o.completion_tokens is not None]
     missing = len(source.problems_missing)
     expected = (len(groups) + missing) * n
+    # the pairs planned (problems x n) and not held: counted by index where the run has a spec
+    # (llmeval's samples are numbered 0..n-1; another harness's may not be), else by count
+    present = {(o.problem_id, o.sample_idx) for o in outs}
+    gaps = missing_pairs([*groups, *source.problems_missing], n, present) if source.spec else []
+    completion, reasoning, answer = _token_means(graded)
     return TaskScore.model_construct(
         task=source.task.name,
         model=source.model,
         file=str(source.path),
+        files=[str(path) for path in source.files],
+        shards=[str(shard) for shard in source.shards],
+        settings=run_settings(source.spec),
         n_problems_missing=missing,
         n_problems_foreign=len(source.foreign),
         n_samples=n,
         samples_expected=expected,
         samples_scored=len(outs),
-        samples_missing=expected - len(outs),
+        samples_missing=max(expected - len(outs), len(gaps)),
         **asdict(summarize(groups)),  # n_problems, accuracy, stderr, pass@k, maj@k
         n_incorrect=len(outs) - counts["n_correct"] - failed,
         n_duplicates=source.duplicates,
         n_ungraded=len({s.problem_id for s in source.samples if s.status[policy] == "ungraded"}),
         truncation_rate=counts["n_truncated"] / len(outs) if outs else None,
-        mean_completion_tokens=sum(tokens) / len(tokens) if tokens else None,
-        complete=bool(outs) and expected == len(outs),
+        mean_completion_tokens=completion,
+        mean_reasoning_tokens=reasoning,
+        mean_answer_tokens=answer,
+        complete=bool(outs) and expected == len(outs) and not gaps,
+        missing_by_shard=missing_by_shard(gaps, source.shards),
         by_subject=_groups(problems, "subject"),
         by_level=_groups(problems, "level"),
         problems=problems,

@@ -14,9 +14,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from llmeval.evaluate.labels import distinct, setting_labels, shard_layout
 from llmeval.evaluate.run import EvalResult
 from llmeval.files import atomic_file
-from llmeval.records import ScoreReport
+from llmeval.records import ScoreReport, TaskScore
 
 
 def _pct(value: float | None) -> str:
@@ -38,9 +39,10 @@ MIN_WIDTH = 80  # below it, the table is printed 80 wide (the terminal wraps) ra
 
 
 def score_table(report: ScoreReport) -> Table:
-    """One row per run (a model's generation file for one task): the headline figures in
-    percent. The run column stacks task and size, model and file name, and folds where the
-    terminal is narrow; number columns never wrap, so no figure is cut (80 columns suffice)."""
+    """One row per run (a model on one task, its settings where runs differ in them): the
+    headline figures in percent. The run column stacks task and size, model and settings, and
+    file name (with its shards), and folds where the terminal is narrow; number columns never
+    wrap, so no figure is cut (80 columns suffice)."""
     other = "lenient" if report.policy == "strict" else "strict"
     table = Table(
         title=f"llmeval eval: percent; acc = avg@n ± clustered stderr, {report.policy} policy",
@@ -67,14 +69,10 @@ def score_table(report: ScoreReport) -> Table:
     )
     for name in names:
         table.add_column(name, justify="right", no_wrap=True)
-    # a file by its name; by its whole path where two runs would read alike
-    alike = Counter((t.task, t.model, Path(t.file).name) for t in report.tasks)
-    for score in report.tasks:
+    for score, run in zip(report.tasks, run_names(report.tasks), strict=True):
         judge_cell = (_pct(score.judge.accuracy if score.judge else None),) if judge else ()
-        name = Path(score.file).name
-        file = name if alike[(score.task, score.model, name)] == 1 else score.file
         table.add_row(
-            _text(f"{score.task} · {score.n_problems}×{score.n_samples}\n{score.model}\n{file}"),
+            _text(f"{score.task} · {score.n_problems}×{score.n_samples}\n{run}"),
             _pct_err(score.accuracy, score.stderr),
             _pct(score.policies.get(other)),
             *judge_cell,
@@ -86,6 +84,24 @@ def score_table(report: ScoreReport) -> Table:
             "yes" if score.complete else f"no: {score.samples_missing}",
         )
     return table
+
+
+def run_names(scores: list[TaskScore]) -> list[str]:
+    """Each run's model, with the settings that tell it from the others, over its file's name
+    (its whole path where two runs would read alike) and its shards."""
+    settings = setting_labels([t.settings for t in scores])
+    models = [
+        " · ".join(filter(None, (t.model, extra)))
+        for t, extra in zip(scores, settings, strict=True)
+    ]
+    alike = Counter((t.task, m, Path(t.file).name) for t, m in zip(scores, models, strict=True))
+    names = []
+    for score, model in zip(scores, models, strict=True):
+        name = Path(score.file).name
+        file = name if alike[(score.task, model, name)] == 1 else score.file
+        layout = shard_layout(score.files, score.shards)
+        names.append(f"{model}\n{file}" + (f" ({layout})" if layout else ""))
+    return names
 
 
 class _Console(Console):
@@ -104,26 +120,19 @@ def print_report(report: ScoreReport) -> None:
     console = _Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 150)
     console.width = max(console.width, MIN_WIDTH)  # (print's own width can only narrow)
     console.print(score_table(report))
-    for score in report.tasks:
-        if not score.complete:
-            console.print(
-                f"incomplete: {score.task} · {score.model}: {score.n_problems_missing} problems "
-                f"without a sample, {score.samples_missing} samples missing in all",
-                markup=False,
-                highlight=False,
-            )
-        if score.n_problems_foreign:
-            console.print(
-                f"left out: {score.task} · {score.model}: {score.n_problems_foreign} problems "
-                f"not in the task (see the warning)",
-                markup=False,
-                highlight=False,
-            )
-    for score in report.tasks:
+    settings = setting_labels([t.settings for t in report.tasks])
+    runs = [
+        " · ".join(filter(None, (t.task, t.model, s)))
+        for t, s in zip(report.tasks, settings, strict=True)
+    ]
+    runs = distinct(runs, [t.file for t in report.tasks])
+    for line in notes(report.tasks, runs):
+        console.print(line, markup=False, highlight=False)
+    for score, run in zip(report.tasks, runs, strict=True):
         for label, groups in (("subject", score.by_subject), ("level", score.by_level)):
             if not groups:
                 continue
-            table = Table(title=_text(f"{score.task} · {score.model} by {label}"))
+            table = Table(title=_text(f"{run} by {label}"))
             for name in (label, "problems", "accuracy"):
                 table.add_column(name, justify="left" if name == label else "right")
             for name, group in groups.items():
@@ -139,17 +148,47 @@ def print_report(report: ScoreReport) -> None:
     )
 
 
+def notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
+    """The lines under the table: each incomplete run (with the shards owning its missing
+    samples) and each with problems left out, and the reasoning and answer tokens of each run
+    whose rows report them."""
+    lines = []
+    for score, run in zip(scores, runs, strict=True):
+        if not score.complete:
+            owners = ", ".join(f"{k}: {v}" for k, v in score.missing_by_shard.items())
+            lines.append(
+                f"incomplete: {run}: {score.n_problems_missing} problems without a sample, "
+                f"{score.samples_missing} samples missing in all"
+                + (f"; by the shard owning them: {owners}" if owners else "")
+            )
+        if score.n_problems_foreign:
+            lines.append(
+                f"left out: {run}: {score.n_problems_foreign} problems not in the task (see "
+                "the warning)"
+            )
+    for score, run in zip(scores, runs, strict=True):
+        if score.mean_reasoning_tokens is not None:
+            answer = score.mean_answer_tokens
+            lines.append(
+                f"tokens: {run}: {score.mean_reasoning_tokens:,.0f} reasoning and "
+                + ("n/a" if answer is None else f"{answer:,.0f}")
+                + " answer tokens per sample on average"
+            )
+    return lines
+
+
 def export_verdicts(path: Path, result: EvalResult) -> None:
     """One JSON line per sample (`--export-verdicts`), written whole (`atomic_file`): `status`,
     `correct` and `pred` under the chosen policy, and each policy's status and answer."""
     policy = result.report.policy
+    files = [(run, path, samples) for run in result.runs for path, samples in run.by_file()]
     with atomic_file(path) as out:
-        for source in result.files:
-            for sample in source.samples:
+        for source, file, samples in files:
+            for sample in samples:
                 row: dict[str, Any] = {
                     "task": source.task.name,
                     "model": source.model,
-                    "file": str(source.path),
+                    "file": str(file),
                     "problem_id": sample.problem_id,
                     "sample_idx": sample.sample_idx,
                     "status": sample.status[policy],

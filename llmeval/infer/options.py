@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from llmeval.client.endpoints import ClientConfig
 from llmeval.problems import InputKeys
 from llmeval.sampling import Sampling
+from llmeval.shards import Shard, shard_file
 
 
 @dataclass(frozen=True)
@@ -25,3 +26,10 @@ class InferOptions:
     response_key: str | None = None
     progress: bool | None = None  # None: a bar on a terminal, plain lines otherwise
     progress_interval: float = 5.0
+    shard: Shard | None = None  # ask only for this shard's pairs, into its own file
+    shard_source: str | None = None  # where the shard came from: "--shard", a Slurm array task
+
+    @property
+    def out_file(self) -> str:
+        """The file this process writes: the run's output, or its shard's file."""
+        return str(shard_file(self.output, self.shard)) if self.shard else self.output

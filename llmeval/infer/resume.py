@@ -1,13 +1,16 @@
-"""Resuming an output file: the done (problem, sample) pairs and the run spec (the output
-itself is locked by its `JsonlAppender`). File I/O only; what to request next is planned by
-the pure `infer.run.plan`.
+"""Resuming a run: the done (problem, sample) pairs of every file of the run (its output and
+its shards' files, `shards.run_files`), their run specs, and whether another infer writes one
+of them now (each file is locked by its writer's `JsonlAppender`). File I/O only; what to
+request next is planned by the pure `infer.run.plan`.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -16,8 +19,11 @@ from llmeval.errors import InputError, UsageError
 from llmeval.files import link_out_of_folder, read_file, without_bom
 from llmeval.jsonl import read_models
 from llmeval.records import CONTEXT_REJECTED, RunSpec, SampleKey
+from llmeval.shards import Shard, run_files, shard_of
 
 log = logging.getLogger("llmeval")
+
+Pair = tuple[str, int]  # (problem id, sample index)
 
 
 def spec_path(output: str | Path) -> Path:
@@ -31,7 +37,7 @@ def spec_path(output: str | Path) -> Path:
     return path
 
 
-def done_keys(output: str | Path) -> set[tuple[str, int]]:
+def done_keys(output: str | Path) -> set[Pair]:
     """The (problem_id, sample_idx) pairs already in the output (none if it does not exist); a
     row an older infer wrote for a context-length rejection is not one: it is asked again."""
     if not Path(output).exists():
@@ -40,28 +46,104 @@ def done_keys(output: str | Path) -> set[tuple[str, int]]:
     return {(r.problem_id, r.sample_idx) for _, r in rows if r.finish_reason != CONTEXT_REJECTED}
 
 
-def check_spec(output: str | Path, spec: RunSpec, *, force: bool, has_output: bool) -> None:
-    """Refuse a resume whose sample-changing parameters differ from the existing spec."""
-    path = spec_path(output)
-    if not path.exists():
-        if has_output:
-            log.warning("%s has no run spec beside it; writing one now", path.with_suffix(""))
-        return
+@dataclass
+class RunFiles:
+    """The files of a run as this process found them, having locked its own."""
+
+    output: Path  # the run's output (an unsharded run's file)
+    own: Path  # the file this process writes: the output or its shard's file
+    files: list[Path]  # every file of the run (own included)
+    done: set[Pair]  # the pairs any of them holds
+    own_rows: bool  # whether the own file holds any
+
+
+def scan_run(output: Path, own: Path, shard: Shard | None) -> RunFiles:
+    """The run's files and done pairs (another writer's torn last line is skipped, its file
+    left as it is), once no other writer could be asking for our pairs."""
+    files = run_files(output)
+    refuse_other_writers(files, own, shard)
+    done = {path: done_keys(path) for path in files}
+    union = set().union(*done.values())
+    return RunFiles(output, own, files, union, bool(done.get(own)))
+
+
+def present(output: Path) -> tuple[set[Pair], int]:
+    """The pairs the run's files hold now, and how many files there are."""
+    files = run_files(output)
+    return set().union(*(done_keys(path) for path in files)), len(files)
+
+
+def refuse_other_writers(files: list[Path], own: Path, shard: Shard | None) -> None:
+    """Refuse while another infer writes a file of the run that may hold our pairs: the
+    unsharded output, or a shard of another N (the shards of one N share no pair)."""
+    for path in files:
+        other = shard_of(path)
+        if path == own or (other and shard and other.count == shard.count) or not _locked(path):
+            continue
+        what = f"shard {other} of this run" if other else "the run's unsharded output"
+        then = f", or run shard K/{other.count} beside it" if other else ""
+        raise UsageError(
+            f"another llmeval infer is writing {path} ({what}) now and may ask for the same "
+            f"samples; wait for it to end{then}"
+        )
+
+
+def _locked(path: Path) -> bool:
+    """Whether a writer holds the file's lock now (a shared lock, taken and let go at once,
+    cannot be had)."""
     try:
-        diffs = RunSpec.read(without_bom(read_file(path), path)).differences(spec)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
+
+
+def check_specs(
+    own: Path, spec: RunSpec, files: list[Path], *, force: bool, has_output: bool
+) -> None:
+    """Refuse a run whose sample-changing parameters differ from the spec of its own file (a
+    resume; n may grow) or of another file of the run (another shard, the unsharded output)."""
+    for path in [own, *(f for f in files if f != own)]:
+        stored = _stored_spec(spec_path(path))
+        if stored is None:
+            if path == own and has_output:
+                log.warning("%s has no run spec beside it; writing one now", own)
+            continue
+        diffs = stored.differences(spec)
+        if not diffs:
+            continue
+        shown = "; ".join(f"{k}: {_short(a)} -> {_short(b)}" for k, (a, b) in diffs.items())
+        made = f"{own} was" if path == own else f"{path}, a file of the same run, was"
+        if not force:
+            raise UsageError(
+                f"{made} made with other parameters ({shown}); "
+                "use another --output, or --force to continue with the new ones"
+            )
+        if path == own:
+            log.warning("--force: continuing %s with changed parameters (%s)", own, shown)
+        else:
+            log.warning("--force: %s made with other parameters (%s): eval will not take "
+                        "the run's files for one run until they agree", made, shown)  # fmt: skip
+
+
+def _stored_spec(path: Path) -> RunSpec | None:
+    """The run spec stored at `path`, or None when there is none."""
+    if not path.exists():
+        return None
+    try:
+        return RunSpec.read(without_bom(read_file(path), path))
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(map(str, error["loc"])) or "the file"
         raise InputError(path, f"not a valid run spec ({where}: {error['msg']})") from None
-    if not diffs:
-        return
-    shown = "; ".join(f"{k}: {_short(a)} -> {_short(b)}" for k, (a, b) in diffs.items())
-    if not force:
-        raise UsageError(
-            f"{output} was made with other parameters ({shown}); "
-            "use another --output, or --force to continue with the new ones"
-        )
-    log.warning("--force: continuing %s with changed parameters (%s)", output, shown)
 
 
 def _short(value: object, limit: int = 60) -> str:

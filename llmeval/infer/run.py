@@ -1,7 +1,8 @@
 """`infer`: plan the missing (problem, sample, seed) triples (pure) and run them.
 
-Order: read the input, lock the output, scan what is done, check the run spec, ask the
-server, then append; the spec is written and a torn tail cut only before the first append.
+Order: read the input, lock the file written (the output, or a shard's file), scan what every
+file of the run holds, check the run specs, ask the server, then append; the spec is written
+and a torn tail cut only before the first append.
 """
 
 from __future__ import annotations
@@ -10,20 +11,28 @@ import asyncio
 import hashlib
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 
 from llmeval import __version__
 from llmeval.client.chat_client import ChatClient
-from llmeval.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, LlmevalError, ServerError
+from llmeval.errors import (
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    LlmevalError,
+    ServerError,
+    UsageError,
+)
 from llmeval.files import make_folder, write_json_atomic
 from llmeval.infer.options import InferOptions
-from llmeval.infer.resume import check_spec, done_keys, spec_path
+from llmeval.infer.resume import Pair, RunFiles, check_specs, present, scan_run, spec_path
 from llmeval.infer.tally import (
     Tally,
     client_bound_hint,
     counters,
+    print_run_line,
     print_summary,
     show_progress,
     stopwatch,
@@ -32,6 +41,7 @@ from llmeval.infer.workers import Job, run_jobs
 from llmeval.jsonl import JsonlAppender
 from llmeval.problems import load_problems
 from llmeval.records import Problem, RunSpec
+from llmeval.shards import Shard, run_output, shard_of
 
 log = logging.getLogger("llmeval")
 
@@ -45,25 +55,35 @@ def sample_seed(base_seed: int, problem_id: str, sample_idx: int) -> int:
 
 
 def plan(
-    problems: list[Problem], n_samples: int, done: set[tuple[str, int]], base_seed: int
+    problems: list[Problem],
+    n_samples: int,
+    done: set[Pair],
+    base_seed: int,
+    shard: Shard | None = None,
 ) -> Iterator[Job]:
-    """The samples still missing, problem by problem (keeps the server's prefix cache warm),
-    made as they are asked for: a huge --n-samples costs nothing up front."""
+    """The samples still missing (of `shard` only, when given), problem by problem (keeps the
+    server's prefix cache warm), made as they are asked for: a huge --n-samples costs nothing
+    up front. A sample's seed is the same whatever the shard."""
     return (
         Job(i, k, sample_seed(base_seed, p.id, k))
         for i, p in enumerate(problems)
         for k in range(n_samples)
-        if (p.id, k) not in done
+        if (p.id, k) not in done and (shard is None or shard.owns(p.id, k))
     )
 
 
-def count_missing(problems: list[Problem], n_samples: int, done: set[tuple[str, int]]) -> int:
+def count_missing(
+    problems: list[Problem], n_samples: int, done: set[Pair], shard: Shard | None = None
+) -> int:
     """How many samples `plan` will yield."""
+    if shard is not None:  # (a hash per pair)
+        owned = ((p.id, k) for p in problems for k in range(n_samples) if shard.owns(p.id, k))
+        return sum(pair not in done for pair in owned)
     ids = {p.id for p in problems}
     return len(problems) * n_samples - sum(k < n_samples and pid in ids for pid, k in done)
 
 
-def unknown_ids(problems: Iterable[Problem], done: set[tuple[str, int]]) -> set[str]:
+def unknown_ids(problems: Iterable[Problem], done: set[Pair]) -> set[str]:
     """Problem ids in the output that the input does not have."""
     known = {p.id for p in problems}
     return {pid for pid, _ in done if pid not in known}
@@ -83,22 +103,28 @@ def build_spec(opts: InferOptions, model: str, base_urls: list[str]) -> RunSpec:
         input_file=str(Path(opts.input).resolve()),  # eval may run from another folder
         input_sha256=input_sha256,
         llmeval_version=__version__,
+        shard=str(opts.shard) if opts.shard else None,
     )
 
 
 def run_infer(opts: InferOptions) -> int:
     """Run `infer`; return the exit code (typed errors propagate to the CLI)."""
     problems = load_problems(opts.input, opts.keys)
-    output = Path(opts.output)
-    spec_path(output)  # a spec that is a link out of its folder: refused before any request
-    make_folder(output.parent)
-    with JsonlAppender(output, exclusive=True) as appender:  # a second infer is refused
-        done = done_keys(output)
-        extra = unknown_ids(problems, done)
+    output, own = Path(opts.output), Path(opts.out_file)
+    if shard_of(output):
+        raise UsageError(
+            f"--output {output} is a shard's file: give the run's output "
+            f"({run_output(output)}) and --shard {shard_of(output)}"
+        )
+    spec_path(own)  # a spec that is a link out of its folder: refused before any request
+    make_folder(own.parent)
+    with JsonlAppender(own, exclusive=True) as appender:  # a second infer is refused
+        run = scan_run(output, own, opts.shard)
+        extra = unknown_ids(problems, run.done)
         if extra:
             log.warning(
                 "%s holds %d problem ids that %s lacks (kept as they are), e.g. %s",
-                output,
+                output if len(run.files) == 1 else f"the run {output}",
                 len(extra),
                 opts.input,
                 sorted(extra)[0],
@@ -110,53 +136,79 @@ def run_infer(opts: InferOptions) -> int:
                 opts.n_samples,
                 len(problems) * opts.n_samples,
             )
-        return asyncio.run(_run(opts, problems, appender, done))
+        return asyncio.run(_run(opts, problems, appender, run))
+
+
+def start_line(opts: InferOptions, run: RunFiles, missing: int, owned: int, model: str) -> str:
+    """What the run is about to do: the samples to request, those already in the run's files
+    (of this shard's, and where the shard came from), the file written."""
+    held = [f for f in run.files if f != run.own or run.own_rows]  # (own: created empty)
+    where = f"the run's {len(held)} files" if len(held) > 1 else f"{held[0] if held else run.own}"
+    what = f"{missing} samples to request ({owned - missing} of {owned} already in {where})"
+    if opts.shard:
+        what = (
+            f"shard {opts.shard} (from {opts.shard_source}): {missing} samples to request "
+            f"({owned - missing} of its {owned} already in {where}), writing {run.own}"
+        )
+    return f"{what}, {opts.client.max_workers} workers, model {model}"
 
 
 async def _run(
-    opts: InferOptions, problems: list[Problem], appender: JsonlAppender, done: set[tuple[str, int]]
+    opts: InferOptions, problems: list[Problem], appender: JsonlAppender, run: RunFiles
 ) -> int:
-    output = appender.path
-    tally = Tally(total=count_missing(problems, opts.n_samples, done))
-    jobs = plan(problems, opts.n_samples, done, opts.sampling.seed)
+    n, shard = opts.n_samples, opts.shard
+    tally = Tally(total=count_missing(problems, n, run.done, shard))
+    owned = count_missing(problems, n, set(), shard) if shard else len(problems) * n
     async with ChatClient(opts.client) as client:
         model = await client.resolve_model(opts.model)
         spec = build_spec(opts, model, [ep.url for ep in client.endpoints])
-        check_spec(output, spec, force=opts.force, has_output=bool(done))
-        total = len(problems) * opts.n_samples
-        log.info(
-            "%d samples to request (%d of %d already in %s), %d workers, model %s",
-            tally.total,
-            total - tally.total,
-            total,
-            output,
-            opts.client.max_workers,
-            model,
-        )
-        if not tally.total:
-            print_summary(tally, output, 0.0)
-            return EXIT_OK
-        elapsed, cpu = stopwatch(), stopwatch(time.process_time)
+        check_specs(run.own, spec, run.files, force=opts.force, has_output=run.own_rows)
+        log.info("%s", start_line(opts, run, tally.total, owned, model))
+        if tally.total:
+            server = await client.identity(model)
 
-        def info() -> str:
-            return counters(tally, client.in_flight, client.retries, elapsed(), cpu())
+            def write(line: bytes) -> None:  # the spec and a torn tail wait for the first line
+                if not tally.written:
+                    info = server.model_copy(update={"system_fingerprint": client.fingerprint})
+                    shown = info if info.model_dump(exclude_none=True) else None
+                    write_json_atomic(spec_path(run.own), spec.model_copy(update={"server": shown}))
+                appender.write_raw(line)
 
-        shown = asyncio.create_task(
-            show_progress(tally, info, opts.progress, opts.progress_interval)
-        )
+            jobs = plan(problems, n, run.done, opts.sampling.seed, shard)
+            work = run_jobs(opts, model, jobs, problems, client, write, tally)
+            await _with_progress(opts, tally, client, work)
+        else:
+            print_summary(tally, run.own, 0.0)
+    if shard or len(run.files) > 1:
+        pairs, files = present(run.output)
+        whole = len(problems) * n - count_missing(problems, n, pairs)
+        mine = owned - count_missing(problems, n, pairs, shard) if shard else None
+        print_run_line(run.output, whole, len(problems) * n, files, shard, mine, owned)
+    return _outcome(opts, tally)
 
-        def write(line: bytes) -> None:  # the spec and a torn tail wait for the first line
-            if not tally.written:
-                write_json_atomic(spec_path(output), spec)
-            appender.write_raw(line)
 
-        try:
-            await run_jobs(opts, model, jobs, problems, client, write, tally)
-        finally:
-            shown.cancel()
-            await asyncio.gather(shown, return_exceptions=True)
-        seconds = elapsed()
-        print_summary(tally, output, seconds, client_bound_hint(cpu(), seconds, opts.client.stream))
+async def _with_progress(
+    opts: InferOptions, tally: Tally, client: ChatClient, work: Awaitable[None]
+) -> None:
+    """Await `work` (the run's jobs) under the progress display, then print the summary."""
+    elapsed, cpu = stopwatch(), stopwatch(time.process_time)
+
+    def info() -> str:
+        return counters(tally, client.in_flight, client.retries, elapsed(), cpu())
+
+    shown = asyncio.create_task(show_progress(tally, info, opts.progress, opts.progress_interval))
+    try:
+        await work
+    finally:
+        shown.cancel()
+        await asyncio.gather(shown, return_exceptions=True)
+    seconds = elapsed()
+    hint = client_bound_hint(cpu(), seconds, opts.client.stream)
+    print_summary(tally, Path(opts.out_file), seconds, hint)
+
+
+def _outcome(opts: InferOptions, tally: Tally) -> int:
+    """The exit code of a run that did what it could; a typed error where one is due."""
     if tally.fatal:
         raise ServerError(tally.fatal)
     if tally.interrupted:

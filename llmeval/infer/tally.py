@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from llmeval.progress import Progress
+from llmeval.shards import Shard
 
 log = logging.getLogger("llmeval")
 
@@ -61,7 +62,7 @@ def client_bound_hint(cpu_s: float, wall_s: float, stream: bool) -> str | None:
     if stream:
         cure = "`--no-stream` costs far less CPU per sample than parsing every token"
     else:
-        cure = "split the input across several llmeval processes, one output file each"
+        cure = "run several llmeval processes, each with its own --shard k/K of one run"
     return (
         f"llmeval used {share:.0%} of a CPU core over this {wall_s:.0f} s run: the client, "
         f"not the server, may have limited the rate; {cure}"
@@ -121,3 +122,15 @@ def print_summary(tally: Tally, output: Path, seconds: float, hint: str | None =
         log.warning("interrupted: every finished sample is kept; rerun to resume")
     if hint:
         log.warning("%s", hint)
+
+
+def print_run_line(
+    output: Path, present: int, total: int, files: int, shard: Shard | None, mine: int | None,
+    owned: int,
+) -> None:  # fmt: skip
+    """The run as a whole, after a shard or a run with shards' files: the samples its files
+    hold now (and this shard's), on stdout."""
+    state = "complete" if present >= total else f"{total - present} missing"
+    head = f"shard {shard} has {mine} of its {owned} samples; " if shard else ""
+    where = f"{files} file" + "s" * (files != 1)
+    print(f"infer: {head}the run {output} holds {present} of {total} samples in {where} ({state})")

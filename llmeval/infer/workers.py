@@ -41,6 +41,16 @@ def _round(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds, 4)
 
 
+def _usage(reply: Reply) -> Usage | None:
+    """The reply's token counts, or None when it sent none."""
+    usage = Usage(
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        reasoning_tokens=reply.reasoning_tokens,
+    )
+    return usage if usage.model_dump(exclude_none=True) else None
+
+
 def record_line(
     opts: InferOptions, model: str, problem: Problem, prompt: str, job: Job, reply: Reply
 ) -> bytes:
@@ -52,11 +62,10 @@ def record_line(
         answer=problem.answer,
         gen=reply.text,
         reasoning=reply.reasoning,
+        reasoning_chars=None if reply.reasoning is None else len(reply.reasoning),
         finish_reason=reply.finish_reason,
         cut_by=reply.cut_by,
-        usage=Usage(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
-        if reply.prompt_tokens is not None or reply.completion_tokens is not None
-        else None,
+        usage=_usage(reply),
         latency_s=_round(reply.latency_s),
         ttft_s=_round(reply.ttft_s),
         seed=job.seed,

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import fmean, quantiles, stdev
 from typing import Any
 
 from llmeval.errors import display_url
 from llmeval.evaluate import metrics
-from llmeval.evaluate.samples import InputFile, Sample, Texts
+from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate.samples import Sample, Texts
 
 _NO_TEXTS = Texts("", None, None, None, None, None)
 
@@ -147,6 +148,7 @@ class PairedDiff:
     diff: float
     stderr: float | None  # of the per-problem differences, problems as the unit; None if < 2
     flips: list[Flip]
+    differs: str = ""  # the run specs' fields that differ between the two runs, with values
 
     @property
     def gained(self) -> list[Flip]:
@@ -197,7 +199,7 @@ def match_problems(
     return pairs
 
 
-def problem_keys(source: InputFile) -> dict[str, str]:
+def problem_keys(source: InputRun) -> dict[str, str]:
     """problem id -> what matches it across runs with other ids: its id in the task's data
     (found by its text), else its text."""
     pids = {s.problem_id for s in source.samples}
@@ -216,8 +218,25 @@ def compare(run: Run, baseline: Run) -> list[PairedDiff]:
             run_keys, base_keys = problem_keys(source), problem_keys(base)
             pairs = match_problems(mine[label], theirs[other], run_keys, base_keys)
             title = label if label == other else f"{label} vs {other}"
-            diffs.append(paired_diff(title, mine[label], theirs[other], pairs, run.policy))
+            diff = paired_diff(title, mine[label], theirs[other], pairs, run.policy)
+            diffs.append(replace(diff, differs=spec_differences(source, base)))
     return diffs
+
+
+def spec_differences(run: InputRun, baseline: InputRun) -> str:
+    """What differs between the run specs of two runs (`effort: high vs low; ...`), `none`, or
+    `unknown` where a run has no spec."""
+    if run.spec is None or baseline.spec is None:
+        return "unknown (no run spec)"
+    found = run.spec.differences(baseline.spec, merging=True)
+    return (
+        "; ".join(f"{name}: {_brief(a)} vs {_brief(b)}" for name, (a, b) in found.items()) or "none"
+    )
+
+
+def _brief(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 PERCENTILES = (50, 90, 99)
@@ -267,7 +286,7 @@ class Run:
 
     label: str
     policy: str
-    files: dict[str, InputFile]
+    files: dict[str, InputRun]
     scores: dict[str, dict[str, Any]]  # label -> eval's task figures (`TaskScore` fields)
 
     @property

@@ -1,43 +1,40 @@
-"""The report's input: eval's result as a report `Run`, each generation file one run of one
-model on one task, labelled so that no two runs merge."""
+"""The report's input: eval's result as a report `Run`, each run of one model on one task
+(a file, or a run's shards) under a label that tells it from the others, so no two merge."""
 
 from __future__ import annotations
 
-from collections import Counter
+import json
 
+from llmeval.evaluate.labels import run_labels, setting_labels
 from llmeval.evaluate.run import EvalResult
-from llmeval.evaluate.samples import InputFile
 from llmeval.report.data import Run
 
 
-def run_labels(files: list[InputFile]) -> list[str]:
-    """A label per file: its task, with its model where the files hold several models, and its
-    file name (or more of its path) where that still leaves two files alike."""
-    several = len({f.model for f in files}) > 1
-    labels = [f"{f.task.name} · {f.model}" if several else f.task.name for f in files]
-    for label, count in Counter(labels).items():
-        if count == 1:
-            continue
-        group = [i for i, lab in enumerate(labels) if lab == label]
-        for part in _PATH_PARTS:
-            names = [f"{label} ({part(files[i].path)})" for i in group]
-            if len(set(names)) == len(names):
-                break
-        for i, name in zip(group, names, strict=True):
-            labels[i] = name
-    return labels
-
-
-_PATH_PARTS = (lambda p: p.name, lambda p: f"{p.parent.name}/{p.name}", str)
-
-
 def run_from_eval(result: EvalResult, label: str | None = None) -> Run:
-    """A report run: the files eval read (with their texts) by label, and eval's scores."""
-    labels = run_labels(result.files)
+    """A report run: the runs eval read (with their texts) by label, and eval's scores."""
+    labels = run_labels(result.report.tasks)
     scores = [score.model_dump() for score in result.report.tasks]
     return Run(
-        label=label or ", ".join(dict.fromkeys(f.model for f in result.files)),
+        label=label or ", ".join(dict.fromkeys(r.model for r in result.runs)),
         policy=result.report.policy,
-        files=dict(zip(labels, result.files, strict=True)),
+        files=dict(zip(labels, result.runs, strict=True)),
         scores=dict(zip(labels, scores, strict=True)),
     )
+
+
+def tell_apart(current: Run, baseline: Run) -> None:
+    """Two sides named alike (one model): each named also by the settings that differ between
+    them, where each side's runs share theirs (`Qwen3-8B · effort=high` against `Qwen3-8B ·
+    effort=low`); the baseline `(baseline)` where that still leaves them alike."""
+    if baseline.label != current.label:
+        return
+    sides = []
+    for run in (current, baseline):
+        kinds = {json.dumps(s.get("settings") or {}, sort_keys=True) for s in run.scores.values()}
+        sides.append(json.loads(kinds.pop()) if len(kinds) == 1 else {})
+    extra = setting_labels(sides)
+    labels = [f"{current.label} · {extra[0]}", f"{baseline.label} · {extra[1]}"]
+    labels = [label.removesuffix(" · ") for label in labels]
+    if labels[0] == labels[1]:
+        labels[1] += " (baseline)"
+    current.label, baseline.label = labels

@@ -9,12 +9,14 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from llmeval.records import RunSpec
+from llmeval.evaluate.labels import shard_layout
+from llmeval.evaluate.runs import InputRun
 from llmeval.report import charts as sc
 from llmeval.report import data as rd
 
 SPEC_FIELDS = ("model", "n_samples", "temperature", "top_p", "top_k", "min_p", "max_tokens",
-               "seed", "system_prompt", "extra_body", "llmeval_version")  # fmt: skip
+               "reasoning_effort", "thinking_budget", "seed", "system_prompt", "prompt_template",
+               "extra_body", "llmeval_version")  # fmt: skip
 JUDGE_ROWS = 500  # overturned samples shown at most
 
 
@@ -53,36 +55,44 @@ def _last(d: dict) -> tuple[str, float | None]:
 HEAD = ["task", "model", "problems", "n", "scored", "accuracy % ± stderr", "sample stderr %",
         "pass@k %", "maj@k %", "no-answer %", "timeout %", "truncated %", "mean tokens",
         "complete"]  # fmt: skip
+REASONING_HEAD = ["reasoning tokens", "answer tokens"]  # where some run's rows report them
 
 
-def score_row(task: str, s: dict) -> list[object]:
-    """One task's headline figures (eval's `TaskScore` fields), in percent."""
+def score_row(task: str, s: dict, reasoning: bool = False) -> list[object]:
+    """One task's headline figures (eval's `TaskScore` fields), in percent; with `reasoning`,
+    its mean reasoning and answer tokens before `complete`."""
     k, pk = _last(s.get("pass_at_k", {}))
     mk, mj = _last(s.get("maj_at_k", {}))
     scored = max(s["samples_scored"], 1)
-    tokens = s.get("mean_completion_tokens")
     missing = s.get("samples_missing", 0)
+    owners = ", ".join(f"{k}: {v}" for k, v in (s.get("missing_by_shard") or {}).items())
+    means = [_tokens(s.get(f"mean_{name}_tokens")) for name in ("reasoning", "answer")]
     return [
         task, s.get("model", "–"), s["n_problems"], s["n_samples"],
         f"{s['samples_scored']}/{s['samples_expected']}",
         f"{pct(s['accuracy'])} ± {pct(s['stderr'])}", pct(s.get("sample_stderr"), 2),
         f"{pct(pk)} (k={k})", f"{pct(mj)} (k={mk})", pct(s["n_no_answer"] / scored),
         pct(s["n_timeout"] / scored), pct(s["n_truncated"] / scored),
-        "–" if tokens is None else f"{tokens:.0f}",
-        "yes" if s.get("complete") else f"NO ({missing} missing)",
+        _tokens(s.get("mean_completion_tokens")), *(means if reasoning else []),
+        "yes" if s.get("complete") else f"NO ({missing} missing"
+        + (f"; by shard {owners})" if owners else ")"),
     ]  # fmt: skip
+
+
+def _tokens(mean: float | None) -> str:
+    return "–" if mean is None else f"{mean:.0f}"
 
 
 def overview(run: rd.Run, meta: dict[str, str]) -> str:
     """Per-task table from eval's figures, groups (subject, level), run settings, versions."""
-    rows = [score_row(task, s) for task, s in sorted(run.scores.items())]
+    reasoning = any(s.get("mean_reasoning_tokens") is not None for s in run.scores.values())
+    rows = [score_row(task, s, reasoning) for task, s in sorted(run.scores.items())]
+    head = [*HEAD[:-1], *(REASONING_HEAD if reasoning else []), HEAD[-1]]
     groups = "".join(_groups(task, s) for task, s in sorted(run.scores.items()))
-    specs = "".join(
-        _spec(task, f.spec) for task, f in sorted(run.files.items()) if f.spec is not None
-    )
+    specs = "".join(_spec(task, f) for task, f in sorted(run.files.items()) if f.spec is not None)
     facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in meta.items())
     facts = f'<dl class="facts">{facts}</dl>'
-    return section("overview", "Overview", facts, table(HEAD, rows, "scores"), groups, specs)
+    return section("overview", "Overview", facts, table(head, rows, "scores"), groups, specs)
 
 
 def _groups(task: str, s: dict) -> str:
@@ -99,9 +109,24 @@ def _groups(task: str, s: dict) -> str:
     return out
 
 
-def _spec(task: str, spec: RunSpec) -> str:
-    fields = spec.model_dump()
+def _spec(task: str, source: InputRun) -> str:
+    """A run's settings (its run spec's), its files where it has several, and the server's
+    identity as each file's run spec records it (one row per identity where they differ)."""
+    assert source.spec is not None
+    fields = source.spec.model_dump()
     rows = [[k, fields[k]] for k in SPEC_FIELDS if fields.get(k) not in (None, "", {}, [])]
+    if len(source.parts) > 1:
+        layout = shard_layout([str(p) for p in source.files], [str(s) for s in source.shards])
+        rows.append(["files", f"{source.path}: {layout}"])
+    servers: dict[str, list[str]] = {}  # identity -> the files (shards) that record it
+    for part in source.parts:
+        server = part.spec.server if part.spec else None
+        said = server.model_dump(exclude_none=True) if server else {}
+        if said:
+            text = ", ".join(f"{k}={v}" for k, v in said.items())
+            servers.setdefault(text, []).append(f"shard {part.shard}" if part.shard else "file")
+    for text, where in servers.items():
+        rows.append(["server" if len(servers) == 1 else f"server ({', '.join(where)})", text])
     return details(f"run settings: {task}", table(["field", "value"], rows), "spec")
 
 
@@ -170,10 +195,11 @@ def comparison(run: rd.Run, baseline: rd.Run) -> str:
     """Per-task paired difference and the flipped problems."""
     diffs = rd.compare(run, baseline)
     head = ["task", "shared problems", f"{run.label} %", f"{baseline.label} %", "difference %",
-            "paired stderr %", "95% interval", "gained", "lost"]  # fmt: skip
+            "paired stderr %", "95% interval", "gained", "lost",
+            "settings that differ"]  # fmt: skip
     rows = [
         [d.task, d.n_common, pct(d.run), pct(d.baseline), _points(d.diff), pct(d.stderr),
-         _interval(d.diff, d.stderr), len(d.gained), len(d.lost)]
+         _interval(d.diff, d.stderr), len(d.gained), len(d.lost), d.differs]
         for d in diffs
     ]  # fmt: skip
     tasks = [{f.task.name for f in r.files.values()} for r in (run, baseline)]

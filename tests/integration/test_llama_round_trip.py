@@ -43,6 +43,10 @@ def test_round_trip(tiny_server: LlamaServer, tmp_path: Path, stream: bool) -> N
             assert rec["model"] == "tiny-random" and rec["prompt"] and rec["answer"]
             assert (rec.get("ttft_s") is not None) == stream
         outs.append(out)
+        # what llama-server says about itself: its model and build, no /version (a 404)
+        server = json.loads(Path(f"{out}.spec.json").read_text())["server"]
+        assert server["model_id"] == "tiny-random" and server["version"] is None
+        assert server["system_fingerprint"].startswith("b")
     # A rerun asks for nothing and changes nothing.
     before = [o.read_bytes() for o in outs]
     run_ok(infer_cmd(aime, outs[0], tiny_server.base_url, n=3, max_tokens=48, stream=stream))

@@ -77,6 +77,7 @@ class Completion:
     content: str
     finish_reason: str
     completion_tokens: int
+    reasoning_tokens: int = 0  # of completion_tokens, those of the reasoning
 
     @property
     def text(self) -> str:
@@ -142,11 +143,12 @@ class FakeModel:
         c_toks = tokens(content)
         total = r_count + len(c_toks)
         if max_tokens is None or total <= max_tokens:
-            return Completion(reasoning, content, "stop", total)
+            return Completion(reasoning, content, "stop", total, r_count)
         if max_tokens <= r_count:
-            return Completion("".join(tokens(reasoning)[:max_tokens]), "", "length", max_tokens)
+            cut = "".join(tokens(reasoning)[:max_tokens])
+            return Completion(cut, "", "length", max_tokens, max_tokens)
         kept = "".join(c_toks[: max_tokens - r_count])
-        return Completion(reasoning, kept, "length", max_tokens)
+        return Completion(reasoning, kept, "length", max_tokens, r_count)
 
 
 def _scripted(reply: str, max_tokens: int | None) -> Completion:

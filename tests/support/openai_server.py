@@ -22,7 +22,7 @@ from tests.support.faults import FaultPicker
 STREAM_TICK = 0.05  # seconds between writes of a paced (--token-rate) stream
 Writer = asyncio.StreamWriter
 Body = dict[str, Any]
-Usage = dict[str, int] | None
+Usage = dict[str, Any] | None
 Fault = str | None
 
 
@@ -49,6 +49,11 @@ class ServerConfig:
     fault_seed: int = 0
     api_key: str | None = None  # when set, require "Authorization: Bearer <key>"
     judge: tuple[tuple[str, str], ...] = ()  # (regex, reply): a scripted judge (fake_model)
+    # what it says about itself: vLLM's /version (None: 404), the replies' system_fingerprint,
+    # usage.completion_tokens_details.reasoning_tokens
+    version: str | None = "0.0.0-llmeval-test"
+    fingerprint: str | None = "fp_llmeval_test"
+    reasoning_tokens: bool = True
 
 
 class OpenAIServer:
@@ -60,6 +65,7 @@ class OpenAIServer:
         self.model = FakeModel(cfg.answers, cfg.accuracy, cfg.min_words, cfg.max_words, cfg.judge)
         self.stats: collections.Counter[str] = collections.Counter()
         self.bodies: collections.deque[dict[str, Any]] = collections.deque(maxlen=10_000)
+        self.raw_bodies: collections.deque[bytes] = collections.deque(maxlen=10_000)  # as sent
         self.auth_seen: set[str] = set()
         self.faults = FaultPicker(cfg.faults, cfg.schedule, cfg.fault_seed)
         self._server: asyncio.base_events.Server | None = None
@@ -138,6 +144,9 @@ class OpenAIServer:
         elif req.method == "GET" and req.path == "/v1/models":
             data = [{"id": m, "object": "model", "owned_by": "llmeval"} for m in self.config.models]
             writer.write(http11.json_response(200, {"object": "list", "data": data}, keep_alive=ka))
+        elif req.method == "GET" and req.path == "/version" and self.config.version:
+            reply = {"version": self.config.version}
+            writer.write(http11.json_response(200, reply, keep_alive=ka))
         elif req.method == "POST" and req.path == "/v1/chat/completions":
             return await self._chat(req, writer)
         else:
@@ -156,6 +165,7 @@ class OpenAIServer:
             writer.write(http11.json_response(400, msg, keep_alive=ka))
             return True, False
         self.bodies.append(body)
+        self.raw_bodies.append(req.body)
         if body.get("model") not in cfg.models:
             text = f"The model `{body.get('model')}` does not exist."
             writer.write(
@@ -197,6 +207,8 @@ class OpenAIServer:
             "completion_tokens": done.completion_tokens,
             "total_tokens": prompt_tokens + done.completion_tokens,
         }
+        if cfg.reasoning_tokens:
+            usage["completion_tokens_details"] = {"reasoning_tokens": done.reasoning_tokens}
         if fault == "bad_usage":
             usage = bad_replies.MARKED_USAGE
         self.stats["completions"] += 1
@@ -214,7 +226,8 @@ class OpenAIServer:
         self, writer: Writer, body: Body, done: Completion, usage: Usage, fault: Fault, ka: bool
     ) -> None:
         field = self.config.reasoning_field
-        raw = replies.completion(self.faults.count, body["model"], done, usage, fault, field)
+        fp = self.config.fingerprint
+        raw = replies.completion(self.faults.count, body["model"], done, usage, fault, field, fp)
         raw = bad_replies.rewrite_body(fault, raw, self.faults.count)
         response = http11.full_response(200, raw, keep_alive=ka)
         if fault == "drop_mid":
@@ -226,7 +239,8 @@ class OpenAIServer:
     ) -> None:
         writer.write(http11.stream_head(keep_alive=ka))
         field = self.config.reasoning_field
-        stream = replies.events(self.faults.count, body["model"], done, usage, fault, field)
+        fp = self.config.fingerprint
+        stream = replies.events(self.faults.count, body["model"], done, usage, fault, field, fp)
         stream = bad_replies.rewrite_events(fault, stream, self.faults.count)
         rate = self.config.token_rate
         if fault == "drop_mid":

@@ -39,8 +39,8 @@ def message(done: Completion, reasoning_field: str | None) -> dict[str, Any]:
 
 
 def completion(
-    number: int, model: str, done: Completion, usage: dict[str, int] | None,
-    fault: str | None, reasoning_field: str | None,
+    number: int, model: str, done: Completion, usage: dict[str, Any] | None,
+    fault: str | None, reasoning_field: str | None, fingerprint: str | None = None,
 ) -> bytes:  # fmt: skip
     """A whole chat completion as JSON bytes."""
     choices = [
@@ -51,6 +51,7 @@ def completion(
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
+        "system_fingerprint": fingerprint,
         "choices": [] if fault == "empty" else choices,
         "usage": usage,
     }
@@ -59,12 +60,12 @@ def completion(
 
 
 def events(
-    number: int, model: str, done: Completion, usage: dict[str, int] | None,
-    fault: str | None, reasoning_field: str | None,
+    number: int, model: str, done: Completion, usage: dict[str, Any] | None,
+    fault: str | None, reasoning_field: str | None, fingerprint: str | None = None,
 ) -> Iterator[bytes]:  # fmt: skip
     """The SSE events of a streamed completion, one token per event, then usage and [DONE]."""
     head = {"id": f"chatcmpl-{number}", "object": "chat.completion.chunk"}
-    head.update(created=int(time.time()), model=model)
+    head.update(created=int(time.time()), model=model, system_fingerprint=fingerprint)
 
     def event(choices: list[Any], **extra: Any) -> bytes:
         data = json.dumps({**head, "choices": choices, **extra}, ensure_ascii=False)

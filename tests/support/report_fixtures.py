@@ -7,7 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from llmeval.evaluate.samples import InputFile, Sample, Texts
+from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate.samples import Sample, Texts
 from llmeval.evaluate.scoring import task_score
 from llmeval.records import RunSpec
 from llmeval.report.data import Run
@@ -46,12 +47,12 @@ def make_file(
     text_chars: int = 400,
     seed: int = 0,
     endpoints: tuple[str, ...] = ("http://127.0.0.1:8000/v1",),
-) -> InputFile:
+) -> InputRun:
     """A file of problems of graded difficulty with a mix of statuses, lengths and serving
     timings, its samples verified as eval leaves them (the same status under both policies)."""
     rng = random.Random(seed)
     spec = RunSpec(model="test-model", n_samples=n, max_tokens=16384)
-    source = InputFile(Path(f"{task}.jsonl"), TASKS[task], spec=spec)
+    source = InputRun(Path(f"{task}.jsonl"), TASKS[task], spec=spec)
     for p in range(n_problems):
         skill = (p + 0.5) / n_problems
         gold = str(rng.randint(0, 999))

@@ -1,0 +1,232 @@
+"""The runs of `eval`: the generation files of one run (its file, its shards, or both: a run
+moved to a cluster half-way) grouped, proved to be one run by their run specs, and read into
+one `InputRun`, so that every figure is computed once over the union of their samples."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from llmeval.errors import InputError, UsageError
+from llmeval.evaluate.discover import read_spec, resolve_task
+from llmeval.evaluate.options import RowKeys
+from llmeval.evaluate.samples import Pair, RowReader, Sample, no_field, read_rows
+from llmeval.records import RunSpec
+from llmeval.shards import (
+    Shard,
+    pair_hash,
+    parse_shard,
+    run_files,
+    run_output,
+    shard_of,
+    shards_folder,
+)
+from llmeval.tasks import Task
+
+log = logging.getLogger("llmeval")
+
+
+@dataclass
+class FilePart:
+    """One file of a run: its run spec, the shard it is (None: the run's unsharded file), and
+    its samples, `run.samples[start:stop]` (stop None: to the end)."""
+
+    path: Path
+    spec: RunSpec | None = None
+    shard: Shard | None = None
+    start: int = 0
+    stop: int | None = None
+
+
+@dataclass
+class InputRun:
+    """One run read: one model on one task under one run spec, from one generation file or
+    several; its samples are the union of theirs, each (problem, sample) pair once."""
+
+    path: Path  # the run's output: its file, or the file its shards belong to (`run_output`)
+    task: Task
+    samples: list[Sample] = field(default_factory=list)
+    spec: RunSpec | None = None
+    duplicates: int = 0  # pairs read again (in one file or across files) and left out
+    prompts: dict[str, str] = field(default_factory=dict)  # problem id -> its text (judge)
+    model: str = ""  # the run spec's, else the rows' `model`, else the folder's name
+    problems_missing: list[str] = field(default_factory=list)  # asked, but without a sample
+    reference_ids: dict[str, str] = field(default_factory=dict)  # id -> the data file's id
+    foreign: list[str] = field(default_factory=list)  # not in the reference: left out
+    parts: list[FilePart] = field(default_factory=list)  # its files (default: `path` alone)
+
+    def __post_init__(self) -> None:
+        if not self.parts:
+            self.parts = [FilePart(self.path, self.spec, shard_of(self.path))]
+
+    @property
+    def files(self) -> list[Path]:
+        """The generation files read."""
+        return [part.path for part in self.parts]
+
+    @property
+    def shards(self) -> list[Shard]:
+        """The shards among them."""
+        return [part.shard for part in self.parts if part.shard is not None]
+
+    @property
+    def name(self) -> str:
+        """What messages call the run: its one file, else its file and shards folder."""
+        if len(self.parts) == 1:
+            return str(self.parts[0].path)
+        folder = shards_folder(self.path)
+        return f"{self.path} + {folder.name}/" if self.parts[0].shard is None else f"{folder}/"
+
+    def by_file(self) -> list[tuple[Path, list[Sample]]]:
+        """Each file with the samples read from it (not those another file held first)."""
+        return [(part.path, self.samples[part.start : part.stop]) for part in self.parts]
+
+    def drop_problems(self, problem_ids: set[str]) -> None:
+        """Leave out every sample of these problems, each file's share kept in step."""
+        kept: list[Sample] = []
+        for part, (_, samples) in zip(self.parts, self.by_file(), strict=True):
+            part.start = len(kept)
+            kept += [s for s in samples if s.problem_id not in problem_ids]
+            part.stop = len(kept)
+        self.samples = kept
+
+
+def group_runs(paths: list[Path]) -> list[list[Path]]:
+    """The files of each run among `paths`, runs in the order first named: any file of a run
+    (or a folder holding it) brings every file of that run (`shards.run_files`)."""
+    runs: dict[Path, list[Path]] = {}
+    for path in paths:
+        output = run_output(path)
+        if output not in runs:
+            runs[output] = run_files(output)
+        if path not in runs[output]:  # not a regular file: reading it says why
+            runs[output].insert(0, path)
+    return list(runs.values())
+
+
+def read_run(
+    paths: list[Path], task_flag: str | None, keys: RowKeys | None = None, keep_texts: bool = False
+) -> InputRun:
+    """Read the files of one run (`group_runs`, proved one run by `check_one_run`); the first
+    of duplicate (problem, sample) rows is kept, and a pair two files hold is named with both."""
+    keys = keys or RowKeys()
+    parts = [FilePart(path, read_spec(path), shard_of(path)) for path in paths]
+    spec = check_one_run(parts)
+    task = resolve_task(paths[0], task_flag, spec)
+    run = InputRun(run_output(paths[0]), task, spec=spec, parts=parts)
+    seen: dict[Pair, tuple[Path, int]] = {}
+    models: Counter[str] = Counter()
+    first_row: dict[str, Any] | None = None
+    for part in parts:
+        part.start = len(run.samples)
+        reader = RowReader(part.path, task, keys, keep_texts)
+        found = read_rows(part.path, reader, run.samples, run.prompts, seen)
+        part.stop = len(run.samples)
+        first_row = first_row or found.first_row
+        models.update(found.models)
+        run.duplicates += found.duplicates
+        for other, (count, example) in found.across.items():
+            run.duplicates += count
+            log.warning(
+                "%s and %s hold the same %d (problem, sample) pairs (first: %s): each counted "
+                "once, from %s",
+                other, part.path, count, example, other.name,
+            )  # fmt: skip
+    if first_row is None:
+        what = "the file" if len(parts) == 1 else "its files"
+        raise InputError(run.name, f"no samples in {what} (empty)")
+    if not any(s.gold for s in run.samples):
+        what = f"no row has a gold answer under {keys.answer!r}"
+        raise no_field(run.name, what, first_row, "name it with --answer-key")
+    run.model = _model(spec, models, run.path)
+    return run
+
+
+def check_one_run(parts: list[FilePart]) -> RunSpec | None:
+    """The run spec of a run's files once they are proved one run: with several files, each has
+    a spec, a shard file's spec names its shard, and the specs differ only where files of one
+    run may (`RunSpec.differences(merging=True)`, and n, which a resume may grow: the run's n
+    is the largest); else one line naming the field and files."""
+    first = parts[0]
+    if len(parts) == 1:
+        return first.spec
+    for part in parts:
+        other = parts[1 if part is first else 0].path
+        if part.spec is None:
+            raise InputError(
+                part.path,
+                f"no run spec beside it ({part.path.name}.spec.json): it cannot be shown to be "
+                f"one run with {other}; move one of them out of the run",
+            )
+        if _named_shard(part.spec) != part.shard:
+            raise InputError(
+                part.path,
+                f"its run spec is of shard {part.spec.shard or 'none'}, its name of shard "
+                f"{part.shard or 'none'}: not a file of this run as written",
+            )
+    assert first.spec is not None  # (checked above)
+    for part in parts[1:]:
+        assert part.spec is not None
+        diff = first.spec.differences(part.spec, merging=True)
+        diff.pop("n_samples", None)  # a resume may grow n: seeds and requests do not depend on it
+        if diff:
+            (name, (mine, theirs)), *rest = diff.items()
+            also = f"; also {', '.join(n for n, _ in rest)}" if rest else ""
+            raise UsageError(
+                f"{first.path} and {part.path} are not one run: their run specs differ in "
+                f"{name} ({_short(mine)} vs {_short(theirs)}{also})"
+            )
+    ns = sorted({part.spec.n_samples for part in parts if part.spec is not None})
+    if len(ns) > 1:
+        log.warning(
+            "%s: its files were written with n = %s (a resume grew it); the run plans n = %d",
+            run_output(first.path),
+            ", ".join(map(str, ns)),
+            ns[-1],
+        )
+    return first.spec.model_copy(update={"n_samples": ns[-1]})
+
+
+def _named_shard(spec: RunSpec) -> Shard | str | None:
+    """The shard a run spec names (its text when that is no shard)."""
+    try:
+        return None if spec.shard is None else parse_shard(spec.shard)
+    except ValueError:
+        return spec.shard
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _model(spec: RunSpec | None, models: Counter[str], path: Path) -> str:
+    """The run's model: the run spec's, else the rows' (warned when they differ), else the
+    folder its file (or its shards folder) is in."""
+    if spec is not None:
+        return spec.model
+    if len(models) > 1:
+        named = ", ".join(f"{m} ({n} rows)" for m, n in models.most_common(5))
+        log.warning("%s: rows of several models (%s), scored as one run", path, named)
+    return models.most_common(1)[0][0] if models else path.resolve().parent.name
+
+
+def missing_pairs(problems: Iterable[str], n: int, present: set[Pair]) -> list[Pair]:
+    """The planned pairs (`problems` x samples 0..n-1) no file of the run holds."""
+    return [(pid, idx) for pid in problems for idx in range(n) if (pid, idx) not in present]
+
+
+def missing_by_shard(pairs: list[Pair], shards: list[Shard]) -> dict[str, int]:
+    """Missing pairs counted by the shard that owns each, for each N the run's shard files
+    were written with ("K/N" -> pairs); {} for a run without shards."""
+    counts = sorted({shard.count for shard in shards})
+    owners: Counter[Shard] = Counter()
+    if counts:
+        for pid, idx in pairs:
+            digest = pair_hash(pid, idx)
+            owners.update(Shard(digest % count, count) for count in counts)
+    return {str(s): owners[s] for s in sorted(owners, key=lambda s: (s.count, s.index))}
