@@ -181,7 +181,7 @@ class JsonlAppender:
     def write_raw(self, data: bytes) -> None:
         """Append bytes that already form whole lines."""
         if not self.exclusive:
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            self._lock_current()
         view = memoryview(data)
         if self.exclusive:
             self._still_there()
@@ -233,6 +233,18 @@ class JsonlAppender:
             mine.st_size,
         )
 
+    def _lock_current(self) -> None:
+        """Lock the file the name holds now: one rewritten meanwhile (a verdict cache cleared of
+        stale verdicts is a new file put in its place) is opened again, so no line goes to the
+        replaced one."""
+        while True:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            if same_file(self.path, self._fd):
+                return
+            os.close(self._fd)  # (closing drops the lock)
+            self._fd = open_regular(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+            self._whole = False
+
     def _cut_partial(self, written: int) -> None:
         """After a failed write (disk full), cut the part of a line that did get written, so
         the file still ends on a whole line."""
@@ -260,3 +272,28 @@ class JsonlAppender:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def same_file(path: str | Path, fd: int) -> bool:
+    """Whether `path` names the file open as `fd` (not one put in its place since)."""
+    try:
+        named, mine = os.stat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (mine.st_dev, mine.st_ino)
+
+
+@contextlib.contextmanager
+def locked(path: str | Path) -> Iterator[int]:
+    """The file `path` names, open for reading under the exclusive `flock` appenders take (so
+    nothing is appended meanwhile); opened again if it was replaced while waiting."""
+    while True:
+        fd = open_regular(path, os.O_RDONLY)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if same_file(path, fd):
+            break
+        os.close(fd)
+    try:
+        yield fd
+    finally:
+        os.close(fd)

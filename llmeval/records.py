@@ -1,8 +1,6 @@
 """The record vocabulary shared by both stages: problems, generations, run specs, verdicts.
-
-`infer` and `eval` never import each other; these models and the JSONL files are
-their only contract. Readers ignore unknown fields so the format can grow.
-"""
+`infer` and `eval` never import each other; these models and the JSONL files are their only
+contract. Readers ignore unknown fields so the format can grow."""
 
 from __future__ import annotations
 
@@ -23,9 +21,8 @@ CONTEXT_REJECTED = "context_length"
 
 
 class _Record(BaseModel):
-    """Base of every record: unknown fields are ignored; validators are built on first use,
-    not at import (most commands use a few of these models; building them all costs a tenth
-    of a second)."""
+    """Base of every record: unknown fields are ignored; validators are built on first use, not
+    at import (most commands use a few of these models; building all costs a tenth of a second)."""
 
     model_config = ConfigDict(extra="ignore", defer_build=True)
 
@@ -40,10 +37,8 @@ def _to_text(value: Any) -> Any:
 
 
 class Problem(_Record):
-    """One input problem: an id, the problem text or a ready prompt, and the gold answer.
-
-    Extra fields of the source (subject, level, url, ...) are kept.
-    """
+    """One input problem: an id, the problem text or a ready prompt, and the gold answer; extra
+    fields of the source (subject, level, url, ...) are kept."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -102,6 +97,7 @@ class Generation(_Record):
     model: str | None = None
     endpoint: str | None = None
     task: str | None = None
+    settings: str | None = None  # the id of the run spec's settings it was drawn under
     # Problem metadata worth carrying to eval and the report (subject, level, ...).
     meta: dict[str, Any] = Field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
@@ -130,6 +126,13 @@ class ServerInfo(_Record):
     system_fingerprint: str | None = None
 
 
+class Segment(_Record):
+    """Settings part of a run was drawn under (--force): their id (rows record it), fields."""
+
+    id: str
+    fields: dict[str, Any]
+
+
 class RunSpec(Sampling):
     """What produced an output file: its sampling, and the model, servers (no credentials),
     task, n and input; written beside it as `<output>.spec.json`. A resume whose comparable
@@ -146,6 +149,7 @@ class RunSpec(Sampling):
     llmeval_version: str | None = None
     shard: str | None = None  # "K/N": this file holds shard K of N of the run (shards.py)
     server: ServerInfo | None = None
+    segments: list[Segment] = Field(default_factory=list)  # each settings drawn under (--force)
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
@@ -153,13 +157,12 @@ class RunSpec(Sampling):
         """A stored spec: one written before --extra-body's own fields were refused is read."""
         return cls.model_validate_json(raw, context={"stored": True})
 
-    # Fields the files of one run may differ in without changing its samples (the shard, the
-    # servers and their identity, where the input lies, the version of llmeval).
+    # Fields the files of one run may differ in (shard, servers, input path, llmeval version)
     LOCAL: ClassVar[frozenset[str]] = frozenset(
         {"base_urls", "input_file", "llmeval_version", "shard", "server"}
     )
-    # ... and what a resume may change besides: n grows
-    RESUMABLE_CHANGES: ClassVar[frozenset[str]] = LOCAL | {"n_samples"}
+    # ... and what a resume may change besides: n grows (the segments are its history)
+    RESUMABLE_CHANGES: ClassVar[frozenset[str]] = LOCAL | {"n_samples", "segments"}
 
     def differences(self, other: RunSpec, *, merging: bool = False) -> dict[str, tuple[Any, Any]]:
         """Fields whose values differ and would change the samples: {name: (self, other)}; when
@@ -180,10 +183,7 @@ def cache_key(*parts: str, size: int = 32) -> str:
 
 
 class Verdict(_Record):
-    """One cached verification: keyed by (verifier id, answer kind, gold, extracted answer).
-
-    No position: generations join verdicts by key, so added samples reuse them.
-    """
+    """One cached verification, keyed by (verifier id, kind, gold, answer), never position."""
 
     key: str
     status: VerdictStatus
@@ -192,6 +192,7 @@ class Verdict(_Record):
     detail: str | None = None
     # The deadline a "timeout" verdict ran under: a later eval with a longer one retries it.
     timeout_s: float | None = None
+    verifier: str | None = None  # what made it: a verifier id, or the judge's version and model
 
 
 class ProblemScore(_Record):
@@ -241,8 +242,7 @@ class TaskScore(_Record):
     file: str  # the run's output: its file, or the file its shards belong to (may not exist)
     files: list[str] = Field(default_factory=list)  # the generation files read: the run's union
     shards: list[str] = Field(default_factory=list)  # "K/N" of each shard file among them
-    # the settings that tell runs of one model and task apart (the run spec's; {}: no spec)
-    settings: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)  # what tells runs apart (run spec's)
     n_problems: int
     n_problems_missing: int = 0  # asked (run spec's input, else the task's data) but no sample
     n_problems_foreign: int = 0  # in the file but not in what was asked: left out of figures
@@ -261,27 +261,27 @@ class TaskScore(_Record):
     n_timeout: int = 0
     n_error: int = 0
     n_truncated: int = 0
-    n_duplicates: int = 0
+    n_duplicates: int = 0  # rows under a (problem, sample index) another sample had: left out
+    n_copies: int = 0  # rows that copied an earlier row exactly: one sample, counted once
     n_ungraded: int = 0  # problems without a gold answer: left out of every figure
     n_gold_unparsed: int = 0  # problems whose gold the verifier cannot read (text compared)
-    # accuracy under each verification policy ("strict", "lenient"); `accuracy` is the chosen's
-    policies: dict[str, float | None] = Field(default_factory=dict)
+    policies: dict[str, float | None] = Field(default_factory=dict)  # accuracy per policy
     judge: JudgeScore | None = None  # with --judge-url: `accuracy` stays the rules' alone
     truncation_rate: float | None = None
     mean_completion_tokens: float | None = None
     mean_reasoning_tokens: float | None = None  # where rows report usage.reasoning_tokens
     mean_answer_tokens: float | None = None  # completion minus reasoning, where both are known
     complete: bool  # every problem asked has every sample
-    # the missing (problem, sample) pairs by the shard that owns each, for each N the run's
-    # shard files were written with ("K/N" -> pairs; {} for an unsharded run)
+    # missing (problem, sample) pairs by the shard owning each, per N of its shard files ("K/N")
     missing_by_shard: dict[str, int] = Field(default_factory=dict)
+    mixed_settings: str | None = None  # "samples 0-79 at temperature 0.6; 80-95 at 1.0"
     by_subject: dict[str, GroupScore] = Field(default_factory=dict)
     by_level: dict[str, GroupScore] = Field(default_factory=dict)
     problems: list[ProblemScore] = Field(default_factory=list)
 
 
 class CacheStats(_Record):
-    """Verdict cache use in one eval: distinct pairs found cached, verified now, timed out."""
+    """Verdict cache use in one eval: distinct pairs cached, verified now, timed out; the files."""
 
     hits: int = 0
     new: int = 0

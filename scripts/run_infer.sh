@@ -26,7 +26,11 @@
 #   MAX_WORKERS   requests in flight (all servers together)                            [128]
 #   STREAM        1: stream (no read timeout on 32k-token outputs), 0: --no-stream        [1]
 #   SYSTEM_PROMPT a system prompt (none by default)
-#   EXTRA_ARGS    more `llmeval infer` flags (e.g. --top-k 20 --timeout 3600)
+#   EXTRA_BODY    a JSON object merged into every request, passed whole (spaces and quotes kept),
+#                 e.g. '{"chat_template_kwargs": {"enable_thinking": false}}'
+#   EXTRA_ARGS    more `llmeval infer` flags, split at spaces (e.g. --top-k 20 --timeout 3600)
+#   WAIT          seconds to wait for the servers to answer (/health or /v1/models) before
+#                 starting, as a Slurm job does while vLLM loads its weights              [0]
 #   LLMEVAL       the llmeval command  [llmeval on PATH, else .venv's, else python3's; said which]
 #   DRY_RUN=1     print the commands, run nothing
 # Passwords in BASE_URLS (http://user:password@host) and an --api-key in EXTRA_ARGS are written
@@ -53,17 +57,60 @@ MAX_WORKERS=${MAX_WORKERS:-128}
 N_SMALL=${N_SMALL:-64}
 N_LARGE=${N_LARGE:-8}
 read -r -a EXTRA <<<"${EXTRA_ARGS:-}"
-for v in N_SMALL N_LARGE MAX_TOKENS MAX_WORKERS SEED ${N_SAMPLES:+N_SAMPLES} ${THINKING_BUDGET:+THINKING_BUDGET}; do
+for v in N_SMALL N_LARGE MAX_TOKENS MAX_WORKERS SEED ${N_SAMPLES:+N_SAMPLES} \
+  ${THINKING_BUDGET:+THINKING_BUDGET} ${WAIT:+WAIT}; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
 done
 
 find_llmeval run_infer.sh
+if [[ "${DRY_RUN:-0}" != 1 ]]; then  # every problem file is there before any server is asked
+  for task in "${TASK_LIST[@]}"; do
+    [[ -f "$INPUT_DIR/$task.jsonl" ]] || die "no problem file $INPUT_DIR/$task.jsonl for task '$task'"
+  done
+fi
+
+# Whether a server answers at a base URL: its /health (vLLM, SGLang, llama.cpp), else /models.
+answers() {
+  local base=${1%/}
+  curl -fsS --max-time 5 -o /dev/null "${base%/v1}/health" 2>/dev/null ||
+    curl -fsS --max-time 5 -o /dev/null "$base/models" 2>/dev/null
+}
+
+# Every server of BASE_URLS answering, waiting up to WAIT seconds; none: exit 4 saying so.
+wait_for_servers() {
+  local start=$SECONDS limit=${WAIT:-0} url silent=() said=-1
+  while :; do
+    silent=()
+    for url in "${URLS[@]}"; do answers "$url" || silent+=("$url"); done
+    ((${#silent[@]} == 0)) && return 0
+    ((SECONDS - start >= limit)) && break
+    if (((SECONDS - start) / 30 != said)); then
+      said=$(((SECONDS - start) / 30))
+      echo "run_infer.sh: waiting for ${silent[*]} to answer ($((SECONDS - start)) of $limit s)" | redact >&2
+    fi
+    sleep 2
+  done
+  if ((${#silent[@]} == ${#URLS[@]})); then
+    echo "run_infer.sh: error: no server answers at BASE_URLS (${URLS[*]}): start one" \
+      "(scripts/model_server.sh), check the URLs, or set WAIT=SECONDS to wait for it" | redact >&2
+    exit 4
+  fi
+  echo "run_infer.sh: warning: no answer from ${silent[*]}: llmeval sets such servers aside" | redact >&2
+}
+
 MODEL=${MODEL:-}
+if [[ "${DRY_RUN:-0}" != 1 ]]; then
+  wait_for_servers
+fi
 if [[ -z "$MODEL" && "${DRY_RUN:-0}" != 1 ]]; then
   # Ask the first server, as `llmeval infer` would, so the output folder can be named.
-  MODEL=$(curl -fsS --max-time 10 "${URLS[0]%/}/models" |
-    python3 -c 'import json, sys; ids = [m["id"] for m in json.load(sys.stdin)["data"]]; print(ids[0] if len(ids) == 1 else "")') ||
-    die "cannot list models at ${URLS[0]%/}/models: set MODEL"
+  MODEL=$(curl -fsS --max-time 10 "${URLS[0]%/}/models" 2>/dev/null | python3 -c '
+import json, sys
+try:
+    ids = [m["id"] for m in json.load(sys.stdin)["data"]]
+except Exception:
+    sys.exit(1)
+print(ids[0] if len(ids) == 1 else "")') || die "${URLS[0]%/}/models lists no models as JSON: set MODEL"
   [[ -n "$MODEL" ]] || die "${URLS[0]} serves several models: set MODEL"
 fi
 OUTPUT_DIR=${OUTPUT_DIR:-output/$(safe_name "${MODEL:-MODEL}")}
@@ -84,7 +131,6 @@ samples_for() {
 status=0
 for task in "${TASK_LIST[@]}"; do
   input=$INPUT_DIR/$task.jsonl
-  [[ -f "$input" || "${DRY_RUN:-0}" == 1 ]] || die "no problem file $input for task '$task'"
   cmd=("${LLMEVAL_CMD[@]}" infer --input "$input" --output "$OUTPUT_DIR/$task.jsonl")
   for url in "${URLS[@]}"; do cmd+=(--base-url "$url"); done
   [[ -n "$MODEL" ]] && cmd+=(--model "$MODEL")
@@ -92,6 +138,7 @@ for task in "${TASK_LIST[@]}"; do
     --max-tokens "$MAX_TOKENS" --seed "$SEED" --max-workers "$MAX_WORKERS")
   [[ "${STREAM:-1}" == 0 ]] && cmd+=(--no-stream)
   [[ -n "${SYSTEM_PROMPT:-}" ]] && cmd+=(--system-prompt "$SYSTEM_PROMPT")
+  [[ -n "${EXTRA_BODY:-}" ]] && cmd+=(--extra-body "$EXTRA_BODY")
   [[ -n "${REASONING_EFFORT:-}" ]] && cmd+=(--reasoning-effort "$REASONING_EFFORT")
   [[ -n "${THINKING_BUDGET:-}" ]] && cmd+=(--thinking-budget "$THINKING_BUDGET")
   [[ -n "${SHARD:-}" ]] && cmd+=(--shard "$SHARD")

@@ -212,3 +212,70 @@ def test_links_out_of_the_results_folder_are_never_followed(
     problems = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "problem": "q", "answer": "1"}])
     argv = ["infer", "--input", str(problems), "--output", str(path), "--base-url", "http://h"]
     assert main(argv) == 2 and not any(outside.iterdir())
+
+
+def _made_by(verdict: Verdict, policy_id: str, *, recorded: bool) -> str:
+    """The verdict's pair as another policy version would have cached it: its key (and, when
+    `recorded`, its verifier id; llmeval before 0.2 recorded none) with an opposite status."""
+    from llmeval.records import cache_key
+    from llmeval.verify.verifier import POLICY_IDS, verifier_id
+
+    made = verifier_id("math", "strict").replace(POLICY_IDS["strict"], policy_id)
+    key = cache_key(made, "math", verdict.gold or "", verdict.pred or "")
+    other = "incorrect" if verdict.status == "correct" else "correct"
+    old = Verdict(key=key, status=other, pred=verdict.pred, gold=verdict.gold,
+                  verifier=made if recorded else None)  # fmt: skip
+    return old.model_dump_json(exclude_none=True) + "\n"
+
+
+def test_verdicts_of_another_verifier_version_are_said_and_cleared(
+    tmp_path: Path, capsys: Any
+) -> None:
+    """A cache grown under strict-last-box-v3/v4: those verdicts are named, recomputed where
+    needed, and the cache rewritten without them (it grew forever; nothing was said)."""
+    path = write_jsonl(tmp_path / "math500_v.jsonl", _rows("p", "x+1", FINALS))
+    first = _eval(path, tmp_path, "--workers", "1")
+    cache = tmp_path / "math500_v.jsonl.verdicts.jsonl"
+    current = cache.read_text()
+    verdicts = [Verdict.model_validate_json(line) for line in current.splitlines()]
+    assert len(verdicts) == 10 and all(v.verifier for v in verdicts)  # 5 pairs x 2 policies
+    unknown = Verdict(key="f" * 32, status="correct", pred="x", gold="y")  # maker untold: kept
+    with cache.open("a") as handle:
+        handle.writelines(_made_by(v, "strict-last-box-v4", recorded=False) for v in verdicts)
+        handle.writelines(_made_by(v, "strict-last-box-v3", recorded=True) for v in verdicts[:3])
+        handle.write(unknown.model_dump_json() + "\n" + current.splitlines()[0] + "\n")
+    capsys.readouterr()
+    second = _eval(path, tmp_path, "--workers", "1")
+    assert second["tasks"] == first["tasks"] and second["cache"]["new"] == 0
+    err = capsys.readouterr().err
+    assert "13 verdicts of another verifier version (10 of strict-last-box-v4, 3 of " in err
+    assert "strict-last-box-v3) were not reused (their pairs are verified again); removed" in err
+    kept = cache.read_text()
+    assert kept.splitlines() == [*current.splitlines()[1:], unknown.model_dump_json(),
+                                 current.splitlines()[0]]  # fmt: skip
+    _eval(path, tmp_path, "--workers", "1")
+    assert "another verifier version" not in capsys.readouterr().err
+
+
+def test_a_cache_rewritten_under_another_evals_appender_loses_nothing(tmp_path: Path) -> None:
+    """Evals sharing a cache append under its flock; a rewrite replaces the file under that lock,
+    and an appender waiting on it (or arriving later) appends to the new file, not the old."""
+    import threading
+
+    from llmeval.files import atomic_file
+    from llmeval.jsonl import JsonlAppender, locked
+
+    cache = tmp_path / "shared.verdicts.jsonl"
+    first, second, third = (Verdict(key=k * 32, status="correct") for k in "abc")
+    with JsonlAppender(cache) as other_eval:
+        other_eval.write(first)
+        with locked(cache):
+            waiting = threading.Thread(target=other_eval.write, args=(second,))
+            waiting.start()
+            time.sleep(0.2)  # (it waits on the lock whether or not it got there yet)
+            with atomic_file(cache) as out:
+                out.write(cache.read_bytes())
+        waiting.join(30)
+        other_eval.write(third)
+    keys = [Verdict.model_validate_json(line).key for line in cache.read_text().splitlines()]
+    assert keys == [first.key, second.key, third.key]

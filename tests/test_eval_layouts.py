@@ -172,7 +172,7 @@ def test_a_baseline_from_another_harness_is_matched_by_problem_text(
     assert "no problem is in both runs" in error and "Traceback" not in err
 
 
-def test_qwen_harness_files_score_with_flags_and_without_them_say_which(
+def test_qwen_harness_files_score_as_written_and_with_flags(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     rows = []
@@ -181,14 +181,13 @@ def test_qwen_harness_files_score_with_flags_and_without_them_say_which(
         rows.append({"idx": i, "question": p["problem"], "gt": p["answer"], "code": outs,
                      "pred": ["x"] * 4, "score": [True] * 4})  # fmt: skip
     path = write_jsonl(tmp_path / "aime24_qwen.jsonl", rows)
-    assert main(["eval", str(path), *FLAGS]) == 2
-    err = capsys.readouterr().err
-    assert "--response-key code --answer-key gt --id-key idx" in err and "question" in err
     flags = ["--response-key", "code", "--answer-key", "gt", "--id-key", "idx"]
-    (task,) = _eval(tmp_path, str(path), *flags)["tasks"]
-    assert (task["n_problems"], task["n_samples"], task["samples_scored"]) == (3, 4, 12)
-    assert task["accuracy"] == pytest.approx((1 + 2 + 3) / 12)
-    assert task["n_problems_missing"] == 27  # matched to the data by their text
+    for given in ([], flags):
+        (task,) = _eval(tmp_path, str(path), *given)["tasks"]
+        assert (task["n_problems"], task["n_samples"], task["samples_scored"]) == (3, 4, 12)
+        assert task["accuracy"] == pytest.approx((1 + 2 + 3) / 12)
+        assert task["n_problems_missing"] == 27  # matched to the data by their text
+    assert "read as Qwen2.5-Math harness" in capsys.readouterr().err
 
 
 def test_report_pictures_need_their_data(tmp_path: Path) -> None:

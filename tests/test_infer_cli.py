@@ -51,8 +51,26 @@ def test_aime24_n4_writes_120_valid_lines_and_a_rerun_none(tmp_path: Path, capsy
         served = srv.stats["completions"]
         assert infer(srv.url, AIME24, out, "--n-samples", "4") == 0
         assert out.read_bytes() == before and srv.stats["completions"] == served
-    assert "wrote 0 of 0 samples" in capsys.readouterr().out
+    rerun = capsys.readouterr().out.splitlines()[-1]
+    assert rerun == f"infer: nothing to do: all 120 samples (30 problems x 4) are already in {out}"
     assert Path(f"{out}.spec.json").exists()
+
+
+def test_a_resume_with_nothing_to_do_says_so_first_and_asks_no_server(
+    small: Path, tmp_path: Path, capsys
+) -> None:
+    out = tmp_path / "o.jsonl"
+    with serve() as srv:
+        assert infer(srv.url, small, out, "--n-samples", "2") == 0
+    capsys.readouterr()
+    # the server is gone (a finished Slurm job run again): it said it cannot connect, exit 4
+    assert infer(srv.url, small, out, "--n-samples", "2") == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("infer: nothing to do: all 10 samples (5 problems x 2)")
+    assert "cannot" not in captured.err
+    # other settings are refused as a resume's are, still without a server
+    assert infer(srv.url, small, out, "--n-samples", "2", "--temperature", "1.0") == 2
+    assert "made with other parameters (temperature: 0.6 -> 1.0)" in capsys.readouterr().err
 
 
 def test_raising_n_adds_samples_without_redoing_any(small: Path, tmp_path: Path) -> None:

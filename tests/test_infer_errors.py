@@ -21,6 +21,7 @@ from tests.support.threaded_server import serve
 GOOD = {"id": "a", "problem": "q", "answer": "1"}
 OWN_KEYS = ("sample_idx", "problem_id", "finish_reason", "usage", "prompt", "answer", "doc_id",
             "sample_index", "subject", "reasoning_content")  # fmt: skip
+NO_THINKING = '{"chat_template_kwargs": {"enable_thinking": false}}'
 
 
 def _existing_output(tmp_path: Path) -> tuple[Path, bytes]:
@@ -77,7 +78,7 @@ def test_unreachable_server_exit_4(tmp_path: Path, capsys) -> None:
     inp = write_jsonl(tmp_path / "in.jsonl", [GOOD])
     out, before = _existing_output(tmp_path)
     url = f"http://127.0.0.1:{_free_port()}/v1"
-    assert infer(url, inp, out, "--model", "m") == 4
+    assert infer(url, inp, out, "--model", "m", "--n-samples", "3") == 4  # (n=1: nothing to do)
     line = err_line(capsys.readouterr().err)
     assert line.endswith(f"cannot reach {url}: cannot connect: connection refused")
     assert out.read_bytes() == before
@@ -113,8 +114,13 @@ def test_wrong_model_exit_4_with_the_servers_message(tmp_path: Path, capsys) -> 
             (["--response_key", key], f"--response_key {key!r} names a field llmeval writes")
             for key in OWN_KEYS
         ),
+        # it sent enable_thinking true whatever --extra-body said (issue 30.12)
+        (["--enable-thinking", "--extra-body", NO_THINKING],
+         "--enable-thinking and --extra-body's chat_template_kwargs.enable_thinking false"),
+        (["--enable-thinking", "--extra-body", '{"chat_template_kwargs": [1]}'],
+         "--extra-body: chat_template_kwargs must be a JSON object"),
     ],
-)
+)  # fmt: skip
 def test_usage_errors(tmp_path: Path, capsys, flags: list[str], message: str) -> None:
     inp = write_jsonl(tmp_path / "in.jsonl", [GOOD])
     assert infer(None, inp, tmp_path / "o.jsonl", *flags) == 2

@@ -86,3 +86,23 @@ def test_report_in_chromium(tmp_path: Path, compress: bool) -> None:
         b.wait_for("document.querySelectorAll('tr.srow').length")
         b.screenshot(tmp_path / "report.png")
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def test_chart_titles_fit_their_charts(tmp_path: Path) -> None:
+    """A long task and model name: each title line lies inside its chart (it ran off the edge)."""
+    from llmeval.report.charts import line_chart
+
+    title = "aime24 · DeepSeek-R1-Distill-Qwen-7B-step-12000: standard error vs samples per problem"
+    chart = line_chart(title, "n", "se", [1.0, 2.0, 4.0], {"se": [0.1, 0.07, 0.05]})
+    page = tmp_path / "chart.html"
+    page.write_text(f"<!DOCTYPE html><html><body>{chart}</body></html>")
+    with Browser(CHROMIUM, tmp_path / "profile", size=(800, 600)) as b:
+        b.open(page.as_uri())
+        b.wait_for("document.readyState === 'complete'")
+        overflow = b.eval(
+            "(() => { const svg = document.querySelector('svg.chart');"
+            " const width = svg.viewBox.baseVal.width;"
+            " return [...svg.querySelectorAll('text.title')].map(t => {"
+            " const box = t.getBBox(); return box.x + box.width - width; }); })()"
+        )
+    assert len(overflow) == 2 and max(overflow) <= 0, overflow

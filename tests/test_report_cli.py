@@ -121,3 +121,32 @@ def test_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     path = write_jsonl(tmp_path / "aime24_a.jsonl", _rows({"p1": ["204"]}))
     assert main(["report", str(path), "--out", str(tmp_path), *FLAGS]) == 2
     assert "is a folder" in capsys.readouterr().err
+
+
+def test_the_report_shows_both_policies(tmp_path: Path) -> None:
+    """A GPQA-like run that answers with a bare final letter: strict 0%, lenient 75%, and the
+    report said 0% alone (the word 'lenient' was nowhere); now in the overview and the
+    comparison."""
+    rows = []
+    for i, gold in enumerate("ABCD"):
+        for idx in range(2):
+            letter = gold if idx == 0 or i % 2 else "A" if gold != "A" else "B"
+            gen = (
+                "<think>\nThe options compare as follows.\n</think>\n\nSo, in the end:\n\n**"
+                + letter
+                + "**"
+            )
+            rows.append(generation(f"q{i}", idx, gold, gen))
+    for name in ("new", "old"):
+        (tmp_path / name).mkdir()
+    run = write_jsonl(tmp_path / "new" / "gpqa_diamond.jsonl", rows)
+    base = write_jsonl(tmp_path / "old" / "gpqa_diamond.jsonl", rows)
+    out = tmp_path / "r.html"
+    assert main(["report", str(run), "--baseline", str(base), "--out", str(out), *FLAGS]) == 0
+    page = out.read_text()
+    overview = page.split('<section id="overview">')[1].split("</section>")[0]
+    assert "<th>strict accuracy % ± stderr</th><th>lenient accuracy %</th>" in overview
+    assert "<td>0.0 ± 0.0</td><td>75.0</td>" in overview
+    compared = page.split('<section id="comparison">')[1].split("</section>")[0]
+    assert "<td>gpqa_diamond</td><td>strict</td><td>4</td><td>0.0</td><td>0.0</td>" in compared
+    assert "<td>gpqa_diamond</td><td>lenient</td><td>4</td><td>75.0</td><td>75.0</td>" in compared

@@ -74,3 +74,33 @@ def test_chart_labels_are_escaped() -> None:
     page = render_report(run, META)
     charts = re.search(r'<section id="pictures">.*?</section>', page, re.S).group(0)
     assert "evil&lt;script&gt;" in charts and "<script" not in charts
+
+
+def test_run_settings_show_extra_body_as_json() -> None:
+    """The run's --extra-body as the JSON it was given (it was a Python repr: True, quotes)."""
+    from dataclasses import replace
+
+    from llmeval.records import RunSpec
+
+    run = make_run("r", n_problems=2, n=2)
+    source = next(iter(run.files.values()))
+    extra = {"chat_template_kwargs": {"enable_thinking": True}, "stop": None}
+    source.spec = RunSpec(model="m", n_samples=2, extra_body=extra)
+    page = render_report(replace(run), META)
+    assert "{&quot;chat_template_kwargs&quot;: {&quot;enable_thinking&quot;: true}" in page
+    assert "True" not in page.split('id="pictures"')[0]
+
+
+LONG_TITLE = (
+    "aime24 · DeepSeek-R1-Distill-Qwen-7B-step-12000: standard error vs samples per problem"
+)
+
+
+def test_chart_titles_wrap_rather_than_run_off_the_chart() -> None:
+    from llmeval.report.charts import TITLE_CHARS, W, line_chart
+
+    svg = line_chart(LONG_TITLE, "n", "se", [1.0, 2.0], {"se": [0.1, 0.05]})
+    lines = re.findall(r'<text class="title"[^>]*>([^<]*)</text>', svg)
+    assert len(lines) == 2 and all(len(line) <= TITLE_CHARS for line in lines)
+    assert " ".join(lines).replace("&amp;", "&") == LONG_TITLE
+    assert f'viewBox="0 0 {W} 294"' in svg and 'transform="translate(0 14)"' in svg

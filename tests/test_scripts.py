@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -207,9 +208,8 @@ def test_run_infer_writes_no_password_into_its_log_or_messages(tmp_path: Path) -
     log = (tmp_path / "out" / "logs" / "aime24.log").read_text()
     assert "--base-url http://***@127.0.0.1:" in log and "wrote 2 of 2 samples" in done.stdout
     refused = run("run_infer.sh", BASE_URLS="http://alice:s3cret-pw@127.0.0.1:9/v1", **env)
-    assert (
-        refused.returncode == 2 and "cannot list models at http://***@127.0.0.1:9" in refused.stderr
-    )
+    assert refused.returncode == 4
+    assert "no server answers at BASE_URLS (http://***@127.0.0.1:9/v1)" in refused.stderr
     dry = run("run_infer.sh", BASE_URLS=url, DRY_RUN="1", MODEL="m")
     scores = run("get_scores.sh", str(data), DRY_RUN="1",
                  EXTRA_ARGS=f"--judge-url {url} --judge-model j")  # fmt: skip
@@ -217,6 +217,68 @@ def test_run_infer_writes_no_password_into_its_log_or_messages(tmp_path: Path) -
     assert "--judge-url http://***@127.0.0.1:" in scores.stdout
     for text in (done.stdout, done.stderr, log, refused.stderr, dry.stdout, scores.stdout):
         assert "s3cret-pw" not in text
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _infer_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    data = tmp_path / "data"
+    data.mkdir(exist_ok=True)
+    (data / "aime24.jsonl").write_text('{"id": "1", "problem": "1+1?", "answer": "2"}\n')
+    return {"TASKS": "aime24", "INPUT_DIR": str(data), "OUTPUT_DIR": str(tmp_path / "out"),
+            "N_SAMPLES": "2", "LLMEVAL": f"{sys.executable} -m llmeval", **extra}  # fmt: skip
+
+
+@pytest.mark.parametrize("model", ["", "m"])
+def test_run_infer_before_the_server_is_up_says_so(tmp_path: Path, model: str) -> None:
+    """It printed a Python traceback and 'set MODEL' (with MODEL set, one error per task)."""
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    done = run("run_infer.sh", **_infer_env(tmp_path, BASE_URLS=url, MODEL=model))
+    assert done.returncode == 4, done.stderr
+    assert f"no server answers at BASE_URLS ({url}): start one" in done.stderr
+    assert "WAIT=SECONDS" in done.stderr
+    assert "Traceback" not in done.stderr and "set MODEL" not in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_run_infer_waits_for_the_server_and_passes_extra_body_whole(tmp_path: Path) -> None:
+    """WAIT=SECONDS waits for /health while the server loads; EXTRA_BODY reaches the server as
+    the JSON it is (EXTRA_ARGS split it at its spaces)."""
+    import threading
+    import time
+
+    port = _free_port()
+    extra = '{"chat_template_kwargs": {"enable_thinking": false}, "repetition_penalty": 1.05}'
+    served: list[Any] = []
+
+    def late_server() -> None:
+        time.sleep(3)  # a server still loading its weights
+        with serve(port=port) as srv:
+            served.append(srv)
+            while len(served) < 2:
+                time.sleep(0.1)
+
+    thread = threading.Thread(target=late_server, daemon=True)
+    thread.start()
+    env = _infer_env(tmp_path, BASE_URLS=f"http://127.0.0.1:{port}/v1", WAIT="60", EXTRA_BODY=extra)
+    try:
+        done = run("run_infer.sh", **env)
+        assert done.returncode == 0, done.stderr
+        assert "waiting for http://127.0.0.1:" in done.stderr and "wrote 2 of 2" in done.stdout
+        bodies = served[0].server.bodies
+        assert bodies and all(b["repetition_penalty"] == 1.05 for b in bodies)
+        assert bodies[0]["chat_template_kwargs"] == {"enable_thinking": False}
+    finally:
+        served.append(None)
+        thread.join(30)
+    cmd = lines(run("run_infer.sh", DRY_RUN="1", MODEL="m", EXTRA_BODY=extra))[0]
+    assert flag(cmd, "--extra-body") == extra
 
 
 def test_the_scripts_say_which_llmeval_they_run_and_stop_without_one(tmp_path: Path) -> None:

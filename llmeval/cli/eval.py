@@ -65,7 +65,12 @@ def add_eval_options(parser: argparse.ArgumentParser) -> None:
     add("--answer-key", default="answer", help="field of the gold answer")
     add("--response-key", default="gen", help="field of the model output (a list: n samples)")
     add("--id-key", help="field of the problem id (default: problem_id, else doc_id, else the "
-        "prompt's hash)")  # fmt: skip
+        "prompt's hash); dotted keys read nested fields (doc.ID)")  # fmt: skip
+    add("--filter", dest="lm_filter", metavar="NAME",
+        help="lm-evaluation-harness samples files: the filter whose rows are read (default: "
+        "the first in the file)")  # fmt: skip
+    add("--model", help="the model of every run read (report: not the baseline's; default: "
+        "the run spec's, else the rows', else the nearest folder not a benchmark's)")  # fmt: skip
     add("--no-progress", action="store_true", help="no progress display")
 
 
@@ -115,10 +120,11 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
         workers=args.workers,
         timeout_s=args.timeout,
         memory_mb=args.memory_mb or None,
-        keys=RowKeys(args.answer_key, args.response_key, args.id_key),
+        keys=RowKeys(args.answer_key, args.response_key, args.id_key, args.lm_filter),
         keep_texts=keep_texts,
         policy=args.policy,
         judge=judge,
+        model=args.model or None,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,9 +18,10 @@ from llmeval.problems import InputKeys
 from llmeval.records import Generation
 from llmeval.sampling import Sampling
 from llmeval.shards import Shard, parse_shard, slurm_shard
-from llmeval.tasks import MATH_TEMPLATE, get_task, task_from_filename
+from llmeval.tasks import MATH_TEMPLATE, TASKS, get_task, task_from_filename, unknown_task
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+log = logging.getLogger("llmeval")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -115,7 +117,9 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         )
     task = get_task(args.task) if args.task else task_from_filename(args.input)
     if args.task and task is None:
-        raise UsageError(f"unknown --task {args.task!r}")
+        raise UsageError("--task: " + unknown_task(args.task))
+    if task is None:
+        _warn_no_task(args.input, bool(args.prompt_template))
     client = ClientConfig(
         base_urls=urls, api_key=args.api_key or os.environ.get("OPENAI_API_KEY") or None,
         stream=args.stream, timeout=args.timeout, deadline=args.deadline,
@@ -157,6 +161,18 @@ def _check_response_key(key: str | None) -> None:
             f"--response_key {key!r} names a field llmeval writes or reads itself (the run "
             "could not be resumed or scored); pick another name"
         )
+
+
+def _warn_no_task(path: str, own_template: bool) -> None:
+    """No task in the input's name nor --task: what eval will make of the run."""
+    known = f"{', '.join(TASKS)}, math"
+    if own_template:
+        then = "eval will need --task NAME (math: boxed answers checked as math)"
+    else:
+        then = "asked with the math template; eval scores it as the generic task 'math'"
+    log.warning(
+        "%s names no task llmeval knows (%s): %s; --task NAME says which", path, known, then
+    )
 
 
 def _shard(flag: str | None, env: Mapping[str, str]) -> tuple[Shard | None, str | None]:
@@ -227,6 +243,13 @@ def _extra_body(flag: str | None, enable_thinking: bool) -> dict:
         raise UsageError("--extra-body must be a JSON object")
     if enable_thinking:
         kwargs = extra.get("chat_template_kwargs") or {}
+        if not isinstance(kwargs, dict):
+            raise UsageError("--extra-body: chat_template_kwargs must be a JSON object")
+        if kwargs.get("enable_thinking", True) is not True:
+            raise UsageError(
+                "--enable-thinking and --extra-body's chat_template_kwargs.enable_thinking "
+                f"{json.dumps(kwargs['enable_thinking'])} contradict each other: drop one"
+            )
         extra["chat_template_kwargs"] = {**kwargs, "enable_thinking": True}
     return extra
 

@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
     }
     baseline, baseline_results = None, []
     if args.baseline:
-        args.paths = args.baseline  # evaluated with the same options
+        args.paths = args.baseline  # evaluated with the same options (--model names the run's)
+        args.model = None
         baseline_results.append(evaluate(args, keep_texts=True))
         baseline = run_from_eval(baseline_results[0], args.baseline_label)
         tell_apart(current, baseline)

@@ -15,17 +15,18 @@ from llmeval.errors import InputError, UsageError
 from llmeval.files import link_out_of_folder, open_regular, read_file, without_bom
 from llmeval.records import RunSpec
 from llmeval.shards import SHARDS_SUFFIX, run_output, shard_of
-from llmeval.tasks import Task, get_task, task_from_filename
+from llmeval.tasks import GENERIC, TASKS, Task, get_task, task_from_filename, unknown_task
 
 log = logging.getLogger("llmeval")
 SIDE_SUFFIXES = (".verdicts.jsonl", ".spec.json")
 META_FIELDS = ("subject", "level")
+SKYTHOUGHT = "results.json"  # SkyThought's run file, found in folders like *.jsonl
 
 
 def discover(paths: list[str]) -> list[Path]:
-    """Files named, `*.jsonl` files in folders named (and the shard files of their runs'
-    `<run>.shards/` folders), glob matches; caches and exports skipped. A path that exists is
-    that path, even with glob characters in it (`aime24[1].jsonl`)."""
+    """Files named, `*.jsonl` files (and SkyThought's `results.json`) in folders named (and the
+    shard files of their runs' `<run>.shards/` folders), glob matches; caches and exports
+    skipped. A path that exists is that path, even with glob characters in it."""
     found: list[Path] = []
     for raw in paths:
         pattern = glob.has_magic(raw) and not os.path.lexists(raw)
@@ -38,6 +39,8 @@ def discover(paths: list[str]) -> list[Path]:
                 found.extend(p for p in sorted(path.glob("*.jsonl")) if _is_generation_file(p))
                 shards = sorted(path.glob(f"*{SHARDS_SUFFIX}/*.jsonl"))
                 found.extend(p for p in shards if shard_of(p) and _is_generation_file(p))
+                if (path / SKYTHOUGHT).is_file():
+                    found.append(path / SKYTHOUGHT)
             elif not pattern or _is_generation_file(path):
                 found.append(path)
     unique = list(dict.fromkeys(p.resolve() for p in found))
@@ -52,6 +55,8 @@ def _is_generation_file(path: Path) -> bool:
     """A `*.jsonl` found in a folder or by a glob that is neither a cache nor a verdict export
     (whose first row has status, correct and pred, and no gen)."""
     name = path.name
+    if name == SKYTHOUGHT:
+        return True
     if not name.endswith(".jsonl") or name.startswith(".") or name.endswith(SIDE_SUFFIXES):
         return False
     row = _first_row(path)
@@ -98,16 +103,45 @@ def resolve_task(path: Path, flag: str | None, spec: RunSpec | None) -> Task:
     if flag:
         task = get_task(flag)
         if task is None:
-            raise UsageError(f"unknown task {flag!r}")
+            raise UsageError(unknown_task(flag))
         return task
     if spec is not None and spec.task:
         task = get_task(spec.task)
         if task is not None:
             return task
     name = _first_row(path).get("task")  # our records carry `task`
-    task = task_from_filename(run_output(path)) or (
-        get_task(name) if isinstance(name, str) else None
-    )
+    # the run's file name; else its folder's (NeMo-Skills eval-results/aime24/output-rs0.jsonl,
+    # SkyThought <model>_aime24_<hash>/results.json)
+    output = run_output(path)
+    task = task_from_filename(output) or task_from_filename(output.resolve().parent)
+    task = task or (get_task(name) if isinstance(name, str) else None)
+    if task is None and spec is not None and spec.prompt_template == GENERIC.template:
+        log.warning(
+            "%s: its run names no task and asked for boxed answers: scored as the generic task "
+            "'math' against its own input (--task NAME for another)",
+            path,
+        )
+        return GENERIC
     if task is None:
-        raise InputError(path, "cannot tell the task from the file name; pass --task NAME")
+        raise InputError(
+            path,
+            f"cannot tell the task from the file name; pass --task NAME ({', '.join(TASKS)}; "
+            "math: any problems with a boxed answer)",
+        )
     return task
+
+
+# Folders named for a benchmark or a harness's results, never for a model: NeMo-Skills
+# <model>/eval-results/<benchmark>/, LIMO outputs/<model>/<benchmark>/ (its data names).
+_NOT_MODELS = {"eval-results", "aime", "amc", "math", "minerva", "gpqa", "gaokao", "kaoyan",
+               "cn_math_2024", "grade_school_math"}  # fmt: skip
+
+
+def model_folder(path: Path) -> str:
+    """The model a file's folders name: the nearest folder that is not a benchmark's (a task
+    or its alias, or a harness's results folder); else the file's own folder."""
+    folders = [f.name for f in path.resolve().parents if f.name]
+    for name in folders:
+        if name.lower() not in _NOT_MODELS and get_task(name) is None:
+            return name
+    return folders[0] if folders else path.stem

@@ -12,7 +12,7 @@ from llmeval.evaluate.metrics import Outcome, group_by_problem, summarize
 from llmeval.evaluate.options import EvalOptions
 from llmeval.evaluate.runs import InputRun
 from llmeval.evaluate.samples import Sample
-from llmeval.judge.prompt import judge_key
+from llmeval.judge.prompt import JUDGE_VERSION, judge_key
 from llmeval.records import JudgeScore, Verdict
 from llmeval.verify.cache import VerdictCache
 
@@ -66,8 +66,9 @@ def judge_files(runs: list[InputRun], options: EvalOptions, cache: VerdictCache)
         detail = reply.text[-2000:]
         found[reply.key] = (_YES_NO.get(status, ""), detail)
         verdict = Verdict(
-            key=reply.key, status=status, pred=question.answer, gold=question.gold, detail=detail
-        )
+            key=reply.key, status=status, pred=question.answer, gold=question.gold, detail=detail,
+            verifier=f"judge {JUDGE_VERSION} {judge.model}",
+        )  # fmt: skip
         cache.add(verdict, list(wanted.get(reply.key, ())), new=True)
 
     if questions:

@@ -23,6 +23,12 @@ class RowKeys:
     answer: str = "answer"
     response: str = "gen"
     id: str | None = None
+    lm_filter: str | None = None  # lm-evaluation-harness files: the filter whose rows are read
+
+    @property
+    def fields(self) -> tuple[str, str, str | None]:
+        """(response, answer, id) keys."""
+        return self.response, self.answer, self.id
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,7 @@ class EvalOptions:
     keep_texts: bool = False  # keep each sample's texts and timings (the report shows them)
     policy: Policy = "strict"
     judge: JudgeOptions | None = None  # ask an LLM judge about the rules' misses
+    model: str | None = None  # --model: the model of every run read (files from elsewhere)
 
     def cache_file(self, path: Path) -> Path | None:
         """The verdict cache of a generation file (None: no cache)."""

@@ -37,7 +37,8 @@ def reference_problems(source: InputRun) -> tuple[Path, tuple[Problem, ...]] | N
     for name, spec in inputs.items():
         named = {k: v for k, v in spec.input_keys.items() if v is not None and k in own}
         candidates.append((Path(name), InputKeys(**named)))
-    candidates.append((source.task.data_file, InputKeys()))
+    if source.task.data_file is not None:  # (the generic task: the file's own problems)
+        candidates.append((source.task.data_file, InputKeys()))
     for path, keys in candidates:
         try:
             mtime = path.stat().st_mtime
@@ -63,17 +64,25 @@ def _sha256(path: Path, mtime: float) -> str:
     return hashlib.sha256(read_file(path)).hexdigest()
 
 
+def squash(text: str) -> str:
+    """Text with every run of whitespace one space, none at either end: how problems are
+    compared across harnesses (one strips a leading newline, another joins lines)."""
+    return " ".join(text.split())
+
+
 def match_problems(problems: tuple[Problem, ...], texts: dict[str, str]) -> dict[str, str]:
     """{file problem id: reference id} by equal ids, else by the reference problem's text
-    inside the file's problem text (another harness's prompt around the same problem; the
-    longest such text, so that a short problem inside another's prompt does not win)."""
+    inside the file's problem text, whitespace squashed on both sides (another harness's prompt
+    around the same problem; the longest such text, so that a short problem inside another's
+    prompt does not win)."""
     ids = {p.id for p in problems}
     matched = {pid: pid for pid in texts if pid in ids}
     by_text = sorted(
-        ((p.problem or p.prompt or "", p.id) for p in problems), key=lambda r: -len(r[0])
+        ((squash(p.problem or p.prompt or ""), p.id) for p in problems), key=lambda r: -len(r[0])
     )
     for pid, text in texts.items():
         if pid not in matched and text:
+            text = squash(text)
             found = next((rid for ref, rid in by_text if ref and ref in text), None)
             if found is not None:
                 matched[pid] = found
@@ -119,7 +128,7 @@ def apply_reference(source: InputRun) -> None:
         for pid, rid in source.reference_ids.items():
             current[pid] = by_id[rid].answer.strip()
             text = by_id[rid].problem or by_id[rid].prompt
-            if text and text in source.prompts.get(pid, ""):
+            if text and squash(text) in squash(source.prompts.get(pid, "")):
                 asked_alike.add(pid)
             extras = by_id[rid].extras
             for sample in by_problem[pid]:

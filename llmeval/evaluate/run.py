@@ -5,6 +5,7 @@ fold the verdicts into per-run scores."""
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from llmeval.verify.verifier import (
     GOLD_UNPARSED,
     POLICIES,
     quick_status,
+    stale_verifier,
     verdict_key,
     verifier_id,
 )
@@ -107,10 +109,14 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
     caches = sorted({c for paths in groups for p in paths if (c := options.cache_file(p))})
     if not options.use_cache or not all(c.exists() for c in caches):
         prestart()  # probably cold: the verifier boots while the files are read
-    runs = [read_run(paths, options.task, options.keys, options.keep_texts) for paths in groups]
+    runs = [
+        read_run(paths, options.task, options.keys, options.keep_texts, options.model)
+        for paths in groups
+    ]
     for source in runs:
         apply_reference(source)
-    cache = VerdictCache(caches, options.timeout_s)
+        _warn_golds_not_letters(source)
+    cache = VerdictCache(caches, options.timeout_s, stale_verifier)
     try:
         verdicts = _collect(runs, options, cache)
         _verify(verdicts, cache, options, sum(len(r.samples) for r in runs), progress)
@@ -128,6 +134,8 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         score.policies = {p: accuracy(source, p) for p in POLICIES}
         score.n_gold_unparsed = _warn(source, _gold_unparsed(source, verdicts), _UNPARSED)
         _warn(source, {s.problem_id for s in source.samples if not s.gold}, _UNGRADED)
+        if score.mixed_settings:
+            log.warning("%s: mixed settings: %s", source.name, score.mixed_settings)
         scores.append(score)
     stats = CacheStats.model_construct(
         files=[str(c) for c in caches],
@@ -173,6 +181,7 @@ def _verify(
                 gold=pair[1],
                 detail=result.detail,
                 timeout_s=timeout_s,
+                verifier=verifier_id(pair[0], policy),
             )
             for policy, status in zip(POLICIES, statuses, strict=True)
         }
@@ -208,6 +217,30 @@ def _gold_unparsed(source: InputRun, verdicts: _Verdicts) -> set[str]:
     kind = source.task.kind
     found = ((s, verdicts.known.get((kind, s.gold, s.answer or ""))) for s in source.samples)
     return {s.problem_id for s, v in found if v and v["strict"].detail == GOLD_UNPARSED}
+
+
+_LETTER = re.compile(r"\(?[A-Ja-j]\)?")
+
+
+def _warn_golds_not_letters(source: InputRun) -> None:
+    """A choice task grades option letters: golds that are not letters (math answers scored
+    under --task gpqa_diamond) are named, since every answer to them is wrong."""
+    if source.task.kind != "choice":
+        return
+    golds = {s.problem_id: s.gold for s in source.samples if s.gold}
+    odd = sorted(pid for pid, gold in golds.items() if not _LETTER.fullmatch(gold.strip()))
+    if odd:
+        log.warning(
+            "%s: --task %s grades option letters, but %d of %d problems have a gold that is no "
+            "letter (%s: %r): every answer to them is wrong; is the task right? (math: boxed "
+            "answers checked as math)",
+            source.name,
+            source.task.name,
+            len(odd),
+            len(golds),
+            odd[0],
+            golds[odd[0]],
+        )
 
 
 def _warn(source: InputRun, problem_ids: set[str], message: str) -> int:

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from llmeval.errors import InputError, UsageError
-from llmeval.evaluate.discover import read_spec, resolve_task
+from llmeval.evaluate.discover import model_folder, read_spec, resolve_task
 from llmeval.evaluate.options import RowKeys
-from llmeval.evaluate.samples import Pair, RowReader, Sample, no_field, read_rows
+from llmeval.evaluate.samples import Pair, RowReader, Sample, read_rows
 from llmeval.records import RunSpec
 from llmeval.shards import (
     Shard,
@@ -51,13 +51,16 @@ class InputRun:
     task: Task
     samples: list[Sample] = field(default_factory=list)
     spec: RunSpec | None = None
-    duplicates: int = 0  # pairs read again (in one file or across files) and left out
+    duplicates: int = 0  # pairs read again (across files, or with another text) and left out
+    copies: int = 0  # rows that copied an earlier row of their file exactly: counted once
     prompts: dict[str, str] = field(default_factory=dict)  # problem id -> its text (judge)
     model: str = ""  # the run spec's, else the rows' `model`, else the folder's name
     problems_missing: list[str] = field(default_factory=list)  # asked, but without a sample
     reference_ids: dict[str, str] = field(default_factory=dict)  # id -> the data file's id
     foreign: list[str] = field(default_factory=list)  # not in the reference: left out
     parts: list[FilePart] = field(default_factory=list)  # its files (default: `path` alone)
+    # the sample indices drawn under each settings id the rows record (None: rows without one)
+    settings: dict[str | None, set[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.parts:
@@ -109,10 +112,15 @@ def group_runs(paths: list[Path]) -> list[list[Path]]:
 
 
 def read_run(
-    paths: list[Path], task_flag: str | None, keys: RowKeys | None = None, keep_texts: bool = False
+    paths: list[Path],
+    task_flag: str | None,
+    keys: RowKeys | None = None,
+    keep_texts: bool = False,
+    model: str | None = None,
 ) -> InputRun:
     """Read the files of one run (`group_runs`, proved one run by `check_one_run`); the first
-    of duplicate (problem, sample) rows is kept, and a pair two files hold is named with both."""
+    of duplicate (problem, sample) rows is kept, and a pair two files hold is named with both.
+    `model` (--model) names the run's model."""
     keys = keys or RowKeys()
     parts = [FilePart(path, read_spec(path), shard_of(path)) for path in paths]
     spec = check_one_run(parts)
@@ -129,6 +137,9 @@ def read_run(
         first_row = first_row or found.first_row
         models.update(found.models)
         run.duplicates += found.duplicates
+        run.copies += found.copies
+        for drawn, indices in found.settings.items():
+            run.settings.setdefault(drawn, set()).update(indices)
         for other, (count, example) in found.across.items():
             run.duplicates += count
             log.warning(
@@ -140,9 +151,12 @@ def read_run(
         what = "the file" if len(parts) == 1 else "its files"
         raise InputError(run.name, f"no samples in {what} (empty)")
     if not any(s.gold for s in run.samples):
-        what = f"no row has a gold answer under {keys.answer!r}"
-        raise no_field(run.name, what, first_row, "name it with --answer-key")
-    run.model = _model(spec, models, run.path)
+        raise InputError(
+            run.name,
+            f"no row has a gold answer under {keys.answer!r} (a row has: "
+            f"{', '.join(sorted(first_row)[:20])}); name it with --answer-key",
+        )
+    run.model = model or _model(spec, models, run.path)
     return run
 
 
@@ -206,13 +220,13 @@ def _short(value: Any, limit: int = 40) -> str:
 
 def _model(spec: RunSpec | None, models: Counter[str], path: Path) -> str:
     """The run's model: the run spec's, else the rows' (warned when they differ), else the
-    folder its file (or its shards folder) is in."""
+    nearest folder of its file (or shards folder) that is not a benchmark's."""
     if spec is not None:
         return spec.model
     if len(models) > 1:
         named = ", ".join(f"{m} ({n} rows)" for m, n in models.most_common(5))
         log.warning("%s: rows of several models (%s), scored as one run", path, named)
-    return models.most_common(1)[0][0] if models else path.resolve().parent.name
+    return models.most_common(1)[0][0] if models else model_folder(path)
 
 
 def missing_pairs(problems: Iterable[str], n: int, present: set[Pair]) -> list[Pair]:

@@ -2,13 +2,13 @@
 (`Generation`), upstream LLMEval's (`prompt`, `answer`, `gen` as a string or a one-element
 list, optional `doc_id`/`sample_index`) or other harnesses' (a list of n outputs in the
 response field, other keys named by flags). Big texts are dropped after extraction unless
-the report asks for them. One file is read here; a run of several files is `runs.py`'s."""
+the report asks for them. One file is read here (another harness's as written: `layouts.py`);
+a run of several files is `runs.py`'s."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,10 +16,21 @@ from typing import Any
 
 from llmeval.errors import InputError
 from llmeval.evaluate.answers import read_answers
+from llmeval.evaluate.copies import Copies, count_repeats, fingerprint
 from llmeval.evaluate.discover import META_FIELDS
 from llmeval.evaluate.extract import THINK_OPEN, TRUNCATED_REASONS
+from llmeval.evaluate.layouts import (
+    MISSING,
+    RowSource,
+    explicit_index,
+    missing_fields,
+    nested,
+    output_tokens,
+    reasoning_of,
+    seconds,
+    text_field,
+)
 from llmeval.evaluate.options import RowKeys
-from llmeval.jsonl import read_dicts
 from llmeval.records import CONTEXT_REJECTED, token_count
 from llmeval.tasks import Task
 
@@ -73,82 +84,78 @@ class Sample:
         return self.status[policy] == "correct" and not self.truncated
 
 
-def _text(value: Any, what: str, path: Path, lineno: int) -> str:
-    """A text field as text: numbers (27, 27.0) as text, None and NaN empty."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return ""
-    if isinstance(value, list) and len(value) == 1:
-        value = value[0]
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise InputError(path, f"{what}: expected text, got {type(value).__name__}", line=lineno)
-    return str(value)
-
-
-def _seconds(value: Any) -> float | None:
-    """A time a row records, when it is a sane one (a file may hold 400 digits or NaN)."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e9
-    return float(value) if ok else None
-
-
-def _tokens(row: dict[str, Any]) -> tuple[int | None, int | None]:
-    """The completion tokens a row reports and the reasoning tokens among them (ours record
+def _tokens(row: dict[str, Any], position: int) -> tuple[int | None, int | None]:
+    """The completion tokens of a row's output at `position` (a harness's per-output counts,
+    else the row's `usage`) and the reasoning tokens among them (ours record
     `usage.reasoning_tokens`; a server's raw usage nests them in `completion_tokens_details`),
     each when it is a sane count (servers send garbage)."""
     usage = row.get("usage")
     if not isinstance(usage, dict):
-        return None, None
+        return output_tokens(row, position), None
     reasoning = usage.get("reasoning_tokens")
     details = usage.get("completion_tokens_details")
     if reasoning is None and isinstance(details, dict):
         reasoning = details.get("reasoning_tokens")
-    return token_count(usage.get("completion_tokens")), token_count(reasoning)
-
-
-def no_field(
-    path: str | Path, what: str, row: dict[str, Any], advice: str, line: int | None = None
-) -> InputError:
-    """A row lacks a field: the error names the row's keys, the flags of the Qwen2.5-Math
-    harness layout when the row is that, and `advice`."""
-    hint = f"the row has: {', '.join(sorted(row)[:20])}"
-    if isinstance(row.get("code"), list) and {"gt", "idx"} <= row.keys():
-        hint += "; a Qwen2.5-Math harness file: --response-key code --answer-key gt --id-key idx"
-    return InputError(path, f"{what} ({hint}); {advice}", line=line)
+    return output_tokens(row, position), token_count(reasoning)
 
 
 class RowReader:
-    """Turns the rows of one file into samples, numbering id-less rows per problem."""
+    """Turns the rows of one file into samples, numbering id-less rows per problem; an exact
+    copy of an earlier row without an index is left out here, pairs repeated with an index are
+    settled by `read_rows`."""
 
     def __init__(self, path: Path, task: Task, keys: RowKeys, keep_texts: bool) -> None:
         self.path, self.task, self.keys, self.keep_texts = path, task, keys, keep_texts
         self.counters: Counter[str] = Counter()
+        self.copies = Copies()
 
     def samples(self, lineno: int, row: dict[str, Any]) -> list[Sample]:
         """The samples of one row: one, or one per output when the response field is a list."""
         key = self.keys.response
-        if key not in row:  # (a missing gold: the sample is not graded)
-            raise no_field(
-                self.path, f"no {key!r} field", row, "name it with --response-key", lineno
+        value = nested(row, key)
+        missing = missing_fields(row, self.keys.fields, problem_text(row) is not None)
+        if value is MISSING or any("--id-key" in m for m in missing):
+            raise InputError(
+                self.path,
+                f"no field {', no field '.join(missing)} (the row has: "
+                f"{', '.join(sorted(row)[:20])}); name them with those flags",
+                line=lineno,
             )
-        outputs = row[key] if isinstance(row[key], list) else [row[key]]
+        outputs = value if isinstance(value, list) else [value]
         if not outputs:
             raise InputError(self.path, f"{key}: an empty list of outputs", line=lineno)
-        gold = _text(row.get(self.keys.answer), self.keys.answer, self.path, lineno).strip()
-        problem_id = self._problem_id(row, lineno)
-        first = self._first_index(row, problem_id, len(outputs), lineno)
+        answer = nested(row, self.keys.answer)
+        gold = text_field(answer, self.keys.answer, self.path, lineno).strip()
+        problem_id = self.problem_id(row, lineno)
         meta = dict(row["meta"]) if isinstance(row.get("meta"), dict) else {}
         meta.update({name: row[name] for name in META_FIELDS if name in row})
+        texts = [(j, text_field(out, key, self.path, lineno)) for j, out in enumerate(outputs)]
+        if explicit_index(row) is None:  # an exact copy of an earlier row is no new sample
+            seed, reasoning = row.get("seed"), reasoning_of(row)
+            texts = [
+                (j, gen)
+                for j, gen in texts
+                if not self.copies.is_copy(problem_id, j, fingerprint(gen, reasoning, seed), lineno)
+            ]
+        first = self._first_index(row, problem_id, len(texts), lineno)
         return [
-            self._sample(row, _text(out, key, self.path, lineno), problem_id, first + j, gold, meta)
-            for j, out in enumerate(outputs)
+            self._sample(row, gen, problem_id, first + i, gold, meta, j)
+            for i, (j, gen) in enumerate(texts)
         ]
 
     def _sample(
-        self, row: dict[str, Any], gen: str, pid: str, idx: int, gold: str, meta: dict[str, Any]
+        self,
+        row: dict[str, Any],
+        gen: str,
+        pid: str,
+        idx: int,
+        gold: str,
+        meta: dict[str, Any],
+        position: int,
     ) -> Sample:
         prompt = row.get("prompt")
         starts_in_think = isinstance(prompt, str) and prompt.rstrip().endswith(THINK_OPEN)
-        reasoning = row.get("reasoning") or row.get("reasoning_content")
-        reasoning = reasoning if isinstance(reasoning, str) else None
+        reasoning = reasoning_of(row)
         output = (gen, reasoning, starts_in_think)
         finish = row.get("finish_reason")
         truncated = finish in TRUNCATED_REASONS
@@ -160,33 +167,28 @@ class RowReader:
                 gen,
                 reasoning,
                 finish if isinstance(finish, str) else None,
-                _seconds(row.get("latency_s")),
-                _seconds(row.get("ttft_s")),
+                seconds(row.get("latency_s")),
+                seconds(row.get("ttft_s")),
                 endpoint if isinstance(endpoint, str) else None,
             )
-        tokens, reasoning = _tokens(row)
+        tokens, thought = _tokens(row, position)
         sample = Sample(pid, idx, gold, pred, truncated, tokens, meta, anchored, texts)
-        sample.reasoning_tokens = reasoning
+        sample.reasoning_tokens = thought
         return sample
 
-    def _problem_id(self, row: dict[str, Any], lineno: int) -> str:
+    def problem_id(self, row: dict[str, Any], lineno: int) -> str:
         """The id under --id-key, else ours or upstream's, else derived from the problem text."""
         if self.keys.id is not None:
-            if self.keys.id not in row:
-                raise no_field(self.path, f"no {self.keys.id!r} field", row, "see --id-key", lineno)
-            return _text(row[self.keys.id], self.keys.id, self.path, lineno)
+            return text_field(nested(row, self.keys.id), self.keys.id, self.path, lineno)
         pid = row.get("problem_id", row.get("doc_id"))
         if pid is not None:
-            return _text(pid, "problem_id", self.path, lineno)
-        text = problem_text(row)
-        if text is None:
-            what = "no problem_id, doc_id or prompt"
-            raise no_field(self.path, what, row, "see --id-key", lineno)
+            return text_field(pid, "problem_id", self.path, lineno)
+        text = problem_text(row) or ""
         return "prompt-" + hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]
 
     def _first_index(self, row: dict[str, Any], pid: str, outputs: int, lineno: int) -> int:
         """The sample index of the row's first output: its own, else the next free one."""
-        idx = row.get("sample_idx", row.get("sample_index"))
+        idx = explicit_index(row)
         if idx is not None and outputs > 1:
             raise InputError(self.path, f"a sample index and {outputs} outputs", line=lineno)
         if idx is None:
@@ -207,13 +209,17 @@ Pair = tuple[str, int]  # (problem id, sample index)
 
 @dataclass
 class FileRows:
-    """What reading one file found besides its samples: its first row, the rows' models, the
-    pairs it repeats itself, and the pairs another file of the run already held (by file)."""
+    """What reading one file found besides its samples: its first row, the rows' models, its
+    exact copies of rows and its rows under a taken (problem, sample index), the pairs another
+    file of the run already held (by file), and the sample indices under each settings id the
+    rows record (None: rows without one)."""
 
     first_row: dict[str, Any] | None = None
     models: Counter[str] = field(default_factory=Counter)
     duplicates: int = 0
+    copies: int = 0
     across: dict[Path, list[Any]] = field(default_factory=dict)  # file -> [count, first pair]
+    settings: dict[str | None, set[int]] = field(default_factory=dict)
 
 
 def read_rows(
@@ -223,32 +229,35 @@ def read_rows(
     prompts: dict[str, str],
     seen: dict[Pair, tuple[Path, int]],
 ) -> FileRows:
-    """Append the samples of one file to `samples` (and problem texts to `prompts`); a pair
-    `seen` before, in this file or another of the run, is counted and left out."""
+    """Append the samples of one file, as written (ours, upstream's, another harness's), to
+    `samples` (and problem texts to `prompts`); a pair another file of the run held is counted
+    and left out, one this file repeats is an exact copy or another sample under a taken index
+    (`copies.count_repeats`), left out and counted."""
     found = FileRows()
-    first_repeat, rejected = "", 0
-    for lineno, row in read_dicts(path):
+    rows, rejected = RowSource(path, reader.keys.lm_filter), 0
+    for lineno, row in rows:
         found.first_row = found.first_row or row
         if row.get("finish_reason") == CONTEXT_REJECTED:  # not a sample (see records)
             rejected += 1
             continue
         if isinstance(row.get("model"), str):
             found.models[row["model"]] += 1
+        drawn = row.get("settings") if isinstance(row.get("settings"), str) else None
         for sample in reader.samples(lineno, row):
             pair = (sample.problem_id, sample.sample_idx)
-            if pair in seen:
-                where, line = seen[pair]
-                if where != path:
-                    found.across.setdefault(where, [0, f"{pair[0]}#{pair[1]}"])[0] += 1
-                elif not found.duplicates:
-                    first_repeat = f"{path}:{lineno}: {pair[0]}#{pair[1]} (first: {line})"
-                found.duplicates += where == path
+            if pair in seen and seen[pair][0] != path:
+                where = seen[pair][0]
+                found.across.setdefault(where, [0, f"{pair[0]}#{pair[1]}"])[0] += 1
+                continue
+            if not reader.copies.is_new(pair, lineno):  # settled below
                 continue
             seen[pair] = (path, lineno)
             samples.append(sample)
+            found.settings.setdefault(drawn, set()).add(sample.sample_idx)
             text = problem_text(row)
             if text is not None:
                 prompts.setdefault(sample.problem_id, text)
+    rows.said()
     if rejected:
         log.warning(
             "%s: %d rows are empty samples an older infer wrote when the server refused them for "
@@ -256,9 +265,7 @@ def read_rows(
             path,
             rejected,
         )
-    if found.duplicates:
-        count = found.duplicates
-        log.warning(
-            "%s; %d repeated (problem, sample) rows, each counted once", first_repeat, count
-        )
+    found.copies, found.duplicates = count_repeats(
+        reader.copies, rows, reader.keys.response, reader.problem_id
+    )
     return found

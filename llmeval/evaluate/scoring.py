@@ -21,6 +21,7 @@ from llmeval.evaluate.metrics import (
 )
 from llmeval.evaluate.runs import InputRun, missing_by_shard, missing_pairs
 from llmeval.evaluate.samples import Sample
+from llmeval.evaluate.segments import mixed_settings
 from llmeval.records import GroupScore, ProblemScore, TaskScore
 from llmeval.verify.verifier import rational_value
 
@@ -160,6 +161,7 @@ def task_score(source: InputRun, policy: str) -> TaskScore:
         **asdict(summarize(groups)),  # n_problems, accuracy, stderr, pass@k, maj@k
         n_incorrect=len(outs) - counts["n_correct"] - failed,
         n_duplicates=source.duplicates,
+        n_copies=source.copies,
         n_ungraded=len({s.problem_id for s in source.samples if s.status[policy] == "ungraded"}),
         truncation_rate=counts["n_truncated"] / len(outs) if outs else None,
         mean_completion_tokens=completion,
@@ -167,6 +169,7 @@ def task_score(source: InputRun, policy: str) -> TaskScore:
         mean_answer_tokens=answer,
         complete=bool(outs) and expected == len(outs) and not gaps,
         missing_by_shard=missing_by_shard(gaps, source.shards),
+        mixed_settings=mixed_settings(source.spec, source.settings),
         by_subject=_groups(problems, "subject"),
         by_level=_groups(problems, "level"),
         problems=problems,

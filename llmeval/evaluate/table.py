@@ -35,6 +35,12 @@ def _text(text: str) -> Text:
     return Text(text)
 
 
+def _largest_k(figures: dict[str, float]) -> str | None:
+    """The largest k of a run's pass@k (its maj@k has the same): each row shows its own, so
+    AIME at n = 64 beside MATH-500 at n = 8 shows pass@64, not the smallest k of all rows."""
+    return max(figures, key=int) if figures else None
+
+
 MIN_WIDTH = 80  # below it, the table is printed 80 wide (the terminal wraps) rather than cut
 
 
@@ -45,23 +51,21 @@ def score_table(report: ScoreReport) -> Table:
     wrap, so no figure is cut (80 columns suffice)."""
     other = "lenient" if report.policy == "strict" else "strict"
     table = Table(
-        title=f"llmeval eval: percent; acc = avg@n ± clustered stderr, {report.policy} policy",
+        title=f"llmeval eval: percent; acc = avg@n ± clustered stderr; pass@k and maj@k at "
+        f"each run's largest k (@k); {report.policy} policy",
         box=box.SIMPLE_HEAD,
         padding=0,  # the box puts one space between columns
         show_edge=False,
         pad_edge=False,
     )
-    # the k of the pass@k column: the largest k all tasks share
-    common = set.intersection(*(set(t.pass_at_k) for t in report.tasks)) if report.tasks else set()
-    k = max(common, key=int) if common else None
     judge = any(t.judge for t in report.tasks)
     table.add_column("run: task, model, file", overflow="fold", min_width=16)
     names = (
         "acc ± se",
         other,
         *(("judge",) if judge else ()),
-        f"pass@{k or 'k'}",
-        "maj@n",
+        "pass@k",
+        "maj@k",
         "no-ans",
         "t/o",
         "trunc",
@@ -71,13 +75,14 @@ def score_table(report: ScoreReport) -> Table:
         table.add_column(name, justify="right", no_wrap=True)
     for score, run in zip(report.tasks, run_names(report.tasks), strict=True):
         judge_cell = (_pct(score.judge.accuracy if score.judge else None),) if judge else ()
+        k = _largest_k(score.pass_at_k)
         table.add_row(
             _text(f"{score.task} · {score.n_problems}×{score.n_samples}\n{run}"),
             _pct_err(score.accuracy, score.stderr),
             _pct(score.policies.get(other)),
             *judge_cell,
-            _pct(score.pass_at_k.get(k)) if k else "n/a",
-            _pct(score.maj_at_k.get(str(score.n_samples))),
+            f"{_pct(score.pass_at_k[k])} @{k}" if k else "n/a",
+            _pct(score.maj_at_k.get(k)) if k else "n/a",
             _pct(score.n_no_answer / (score.samples_scored or 1)),
             str(score.n_timeout),
             _pct(score.truncation_rate),
@@ -150,8 +155,8 @@ def print_report(report: ScoreReport) -> None:
 
 def notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
     """The lines under the table: each incomplete run (with the shards owning its missing
-    samples) and each with problems left out, and the reasoning and answer tokens of each run
-    whose rows report them."""
+    samples), drawn under mixed settings, with problems not in the task or rows not counted
+    (copies, taken indices); the reasoning and answer tokens of each run whose rows report them."""
     lines = []
     for score, run in zip(scores, runs, strict=True):
         if not score.complete:
@@ -166,6 +171,15 @@ def notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
                 f"left out: {run}: {score.n_problems_foreign} problems not in the task (see "
                 "the warning)"
             )
+        if score.mixed_settings:
+            lines.append(f"mixed settings: {run}: {score.mixed_settings}")
+        if score.n_copies:
+            lines.append(f"copies: {run}: {score.n_copies} rows copied earlier rows exactly: "
+                         "dropped, each sample counted once")  # fmt: skip
+        if score.n_duplicates:
+            lines.append(f"left out: {run}: {score.n_duplicates} rows under a (problem, sample "
+                         "index) another row had (in another file, or with another text or "
+                         "seed)")  # fmt: skip
     for score, run in zip(scores, runs, strict=True):
         if score.mean_reasoning_tokens is not None:
             answer = score.mean_answer_tokens

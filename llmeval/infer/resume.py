@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from llmeval.errors import InputError, UsageError
 from llmeval.files import link_out_of_folder, read_file, without_bom
+from llmeval.infer.segments import continued
 from llmeval.jsonl import read_models
 from llmeval.records import CONTEXT_REJECTED, RunSpec, SampleKey
 from llmeval.shards import Shard, run_files, shard_of
@@ -108,9 +109,12 @@ def _locked(path: Path) -> bool:
 
 def check_specs(
     own: Path, spec: RunSpec, files: list[Path], *, force: bool, has_output: bool
-) -> None:
+) -> RunSpec:
     """Refuse a run whose sample-changing parameters differ from the spec of its own file (a
-    resume; n may grow) or of another file of the run (another shard, the unsharded output)."""
+    resume; n may grow) or of another file of the run (another shard, the unsharded output);
+    the spec to write: `spec` continuing its own file's (with --force, each part's settings
+    kept: `segments.continued`)."""
+    written = spec
     for path in [own, *(f for f in files if f != own)]:
         stored = _stored_spec(spec_path(path))
         if stored is None:
@@ -118,9 +122,11 @@ def check_specs(
                 log.warning("%s has no run spec beside it; writing one now", own)
             continue
         diffs = stored.differences(spec)
+        if path == own:
+            written = continued(spec, stored, changed=bool(diffs))
         if not diffs:
             continue
-        shown = "; ".join(f"{k}: {_short(a)} -> {_short(b)}" for k, (a, b) in diffs.items())
+        shown = "; ".join(f"{k}: {brief(a)} -> {brief(b)}" for k, (a, b) in diffs.items())
         made = f"{own} was" if path == own else f"{path}, a file of the same run, was"
         if not force:
             raise UsageError(
@@ -128,10 +134,13 @@ def check_specs(
                 "use another --output, or --force to continue with the new ones"
             )
         if path == own:
-            log.warning("--force: continuing %s with changed parameters (%s)", own, shown)
+            log.warning("--force: continuing %s with changed parameters (%s); the run spec "
+                        "keeps the earlier ones for the samples drawn under them", own,
+                        shown)  # fmt: skip
         else:
             log.warning("--force: %s made with other parameters (%s): eval will not take "
                         "the run's files for one run until they agree", made, shown)  # fmt: skip
+    return written
 
 
 def _stored_spec(path: Path) -> RunSpec | None:
@@ -146,6 +155,7 @@ def _stored_spec(path: Path) -> RunSpec | None:
         raise InputError(path, f"not a valid run spec ({where}: {error['msg']})") from None
 
 
-def _short(value: object, limit: int = 60) -> str:
+def brief(value: object, limit: int = 60) -> str:
+    """A value as short JSON for a message."""
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 3] + "..."

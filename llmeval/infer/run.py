@@ -8,6 +8,7 @@ and a torn tail cut only before the first append.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import time
@@ -25,9 +26,17 @@ from llmeval.errors import (
     ServerError,
     UsageError,
 )
-from llmeval.files import make_folder, write_json_atomic
+from llmeval.files import make_folder, read_file, without_bom, write_json_atomic
 from llmeval.infer.options import InferOptions
-from llmeval.infer.resume import Pair, RunFiles, check_specs, present, scan_run, spec_path
+from llmeval.infer.resume import (
+    Pair,
+    RunFiles,
+    check_specs,
+    present,
+    scan_run,
+    spec_path,
+)
+from llmeval.infer.segments import segment_of
 from llmeval.infer.tally import (
     Tally,
     client_bound_hint,
@@ -136,7 +145,32 @@ def run_infer(opts: InferOptions) -> int:
                 opts.n_samples,
                 len(problems) * opts.n_samples,
             )
+        n, shard = opts.n_samples, opts.shard
+        if run.done and not count_missing(problems, n, run.done, shard):
+            _nothing_to_do(opts, problems, run)
+            return EXIT_OK
         return asyncio.run(_run(opts, problems, appender, run))
+
+
+def _nothing_to_do(opts: InferOptions, problems: list[Problem], run: RunFiles) -> None:
+    """Say that every sample is there, asking no server; a run spec with other settings is
+    refused (or, with --force, warned about) as on any resume."""
+    n, shard = opts.n_samples, opts.shard
+    models = []
+    for path in run.files:
+        with contextlib.suppress(OSError, LlmevalError, ValueError):
+            spec_file = spec_path(path)
+            models.append(RunSpec.read(without_bom(read_file(spec_file), spec_file)).model)
+    if opts.model or models:
+        spec = build_spec(opts, opts.model or models[0], [])
+        check_specs(run.own, spec, run.files, force=opts.force, has_output=False)
+    held = [f for f in run.files if f != run.own or run.own_rows]
+    where = f"the run's {len(held)} files" if len(held) > 1 else f"{held[0] if held else run.own}"
+    if shard:
+        what = f"all {count_missing(problems, n, set(), shard)} samples of shard {shard}"
+    else:
+        what = f"all {len(problems) * n} samples ({len(problems)} problems x {n})"
+    print(f"infer: nothing to do: {what} are already in {where}", flush=True)
 
 
 def start_line(opts: InferOptions, run: RunFiles, missing: int, owned: int, model: str) -> str:
@@ -162,7 +196,7 @@ async def _run(
     async with ChatClient(opts.client) as client:
         model = await client.resolve_model(opts.model)
         spec = build_spec(opts, model, [ep.url for ep in client.endpoints])
-        check_specs(run.own, spec, run.files, force=opts.force, has_output=run.own_rows)
+        spec = check_specs(run.own, spec, run.files, force=opts.force, has_output=run.own_rows)
         log.info("%s", start_line(opts, run, tally.total, owned, model))
         if tally.total:
             server = await client.identity(model)
@@ -175,7 +209,8 @@ async def _run(
                 appender.write_raw(line)
 
             jobs = plan(problems, n, run.done, opts.sampling.seed, shard)
-            work = run_jobs(opts, model, jobs, problems, client, write, tally)
+            settings = segment_of(spec).id  # each row records it
+            work = run_jobs(opts, model, jobs, problems, client, write, tally, settings)
             await _with_progress(opts, tally, client, work)
         else:
             print_summary(tally, run.own, 0.0)

@@ -52,9 +52,15 @@ def _usage(reply: Reply) -> Usage | None:
 
 
 def record_line(
-    opts: InferOptions, model: str, problem: Problem, prompt: str, job: Job, reply: Reply
+    opts: InferOptions,
+    model: str,
+    problem: Problem,
+    prompt: str,
+    job: Job,
+    reply: Reply,
+    settings: str | None = None,
 ) -> bytes:
-    """The output line of one sample."""
+    """The output line of one sample (`settings`: the id of the run spec's settings)."""
     gen = Generation(
         problem_id=problem.id,
         sample_idx=job.sample_idx,
@@ -72,6 +78,7 @@ def record_line(
         model=model,
         endpoint=reply.endpoint,
         task=opts.task,
+        settings=settings,
         meta=problem.extras,
     )
     if opts.response_key and opts.response_key != "gen":  # upstream readers' name, as well
@@ -89,8 +96,10 @@ async def run_jobs(
     client: ChatClient,
     write: Callable[[bytes], None],
     tally: Tally,
+    settings: str | None = None,
 ) -> None:
-    """Run `jobs`, `--max-workers` requests at a time; `write` gets each finished line."""
+    """Run `jobs`, `--max-workers` requests at a time; `write` gets each finished line (each
+    recording `settings`, the id of the run's settings)."""
     sampling = opts.sampling
     prompts = [user_message(p, sampling.prompt_template) for p in problems]
     system = (
@@ -120,7 +129,7 @@ async def run_jobs(
                 tally.failures.append(f"{problem.id}#{job.sample_idx}: {exc}")
             return
         try:
-            write(record_line(opts, model, problem, prompt, job, reply))
+            write(record_line(opts, model, problem, prompt, job, reply, settings))
         except Exception:
             stop()  # e.g. disk full: nothing more can be kept, so stop asking
             raise

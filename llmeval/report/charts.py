@@ -6,6 +6,7 @@ Every label and attribute is escaped by `tag`, so callers may pass task names or
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Collection, Mapping, Sequence
 from html import escape
 from itertools import groupby
@@ -91,9 +92,24 @@ class _Frame:
         ]
 
 
+TITLE_CHARS = 60  # a title line at most this long fits the chart's width (12px bold)
+TITLE_LINE = 14  # pixels between title lines
+
+
 def _svg(title: str, body: list[str]) -> str:
-    head = tag("title", escape(title)) + _text(title, "title", "start", x=LEFT, y=18)
-    return f"{SVG_OPEN}{head}{''.join(body)}</svg>"
+    """The chart: its title on as many lines as it needs above the plot (a long task or model
+    name is never cut at the edge), the plot moved down by the lines added."""
+    lines = textwrap.wrap(title, TITLE_CHARS) or [""]
+    extra = TITLE_LINE * (len(lines) - 1)
+    head = tag("title", escape(title)) + "".join(
+        _text(line, "title", "start", x=8, y=18 + TITLE_LINE * i) for i, line in enumerate(lines)
+    )
+    opened = SVG_OPEN if not extra else SVG_OPEN.replace(f"0 0 {W} {H}", f"0 0 {W} {H + extra}")
+    opened = opened.replace(f'height="{H}"', f'height="{H + extra}"')
+    plot = (
+        "".join(body) if not extra else f'<g transform="translate(0 {extra})">{"".join(body)}</g>'
+    )
+    return f"{opened}{head}{plot}</svg>"
 
 
 def _legend(entries: Sequence[tuple[str, str, bool]], low: bool = False) -> list[str]:

@@ -206,9 +206,10 @@ def problem_keys(source: InputRun) -> dict[str, str]:
     return {pid: source.reference_ids.get(pid) or source.prompts.get(pid) or pid for pid in pids}
 
 
-def compare(run: Run, baseline: Run) -> list[PairedDiff]:
-    """Each run of a task against each baseline run of the same task, under the run's policy
-    (the baseline is evaluated with the same options)."""
+def compare(run: Run, baseline: Run, policy: str | None = None) -> list[PairedDiff]:
+    """Each run of a task against each baseline run of the same task, under `policy` (default
+    the run's; the baseline is evaluated with the same options)."""
+    policy = policy or run.policy
     mine, theirs = run.problems(), baseline.problems()
     diffs = []
     for label, source in sorted(run.files.items()):
@@ -218,7 +219,7 @@ def compare(run: Run, baseline: Run) -> list[PairedDiff]:
             run_keys, base_keys = problem_keys(source), problem_keys(base)
             pairs = match_problems(mine[label], theirs[other], run_keys, base_keys)
             title = label if label == other else f"{label} vs {other}"
-            diff = paired_diff(title, mine[label], theirs[other], pairs, run.policy)
+            diff = paired_diff(title, mine[label], theirs[other], pairs, policy)
             diffs.append(replace(diff, differs=spec_differences(source, base)))
     return diffs
 

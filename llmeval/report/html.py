@@ -20,6 +20,7 @@ from string import Template
 from typing import Any
 
 from llmeval.report import sections
+from llmeval.report.comparison import comparison
 from llmeval.report.data import Run, fraction_correct, sample_texts
 
 PROBLEMS_TABLE = '<div id="controls"></div><table id="ptable"></table>'  # filled by report.js
@@ -106,7 +107,7 @@ def render_report(
         sections.overview(run, meta),
         sections.pictures(run),
         sections.section("problems", "Problems and samples", PROBLEMS_TABLE),
-        sections.comparison(run, baseline) if baseline is not None else "",
+        comparison(run, baseline) if baseline is not None else "",
         sections.overturned(run),
         sections.serving(run),
     ]

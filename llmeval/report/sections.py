@@ -5,6 +5,7 @@ Every value that may come from a file is escaped here; only this module's own ma
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from html import escape
@@ -52,15 +53,28 @@ def _last(d: dict) -> tuple[str, float | None]:
     return k, d.get(k)
 
 
-HEAD = ["task", "model", "problems", "n", "scored", "accuracy % ± stderr", "sample stderr %",
-        "pass@k %", "maj@k %", "no-answer %", "timeout %", "truncated %", "mean tokens",
-        "complete"]  # fmt: skip
 REASONING_HEAD = ["reasoning tokens", "answer tokens"]  # where some run's rows report them
 
 
-def score_row(task: str, s: dict, reasoning: bool = False) -> list[object]:
-    """One task's headline figures (eval's `TaskScore` fields), in percent; with `reasoning`,
-    its mean reasoning and answer tokens before `complete`."""
+def other_policy(policy: str) -> str:
+    """The policy whose accuracy is shown beside the chosen one's."""
+    return "lenient" if policy == "strict" else "strict"
+
+
+def score_head(policy: str, reasoning: bool = False) -> list[str]:
+    """The overview's columns: the chosen policy's accuracy and the other's beside it; with
+    `reasoning`, the mean reasoning and answer tokens before `complete`."""
+    return ["task", "model", "problems", "n", "scored", f"{policy} accuracy % ± stderr",
+            f"{other_policy(policy)} accuracy %", "sample stderr %", "pass@k %", "maj@k %",
+            "no-answer %", "timeout %", "truncated %", "mean tokens",
+            *(REASONING_HEAD if reasoning else []), "complete"]  # fmt: skip
+
+
+def score_row(task: str, s: dict, policy: str, reasoning: bool = False) -> list[object]:
+    """One task's headline figures (eval's `TaskScore` fields, under `policy`, and the other
+    policy's accuracy), in percent; with `reasoning`, its mean reasoning and answer tokens
+    before `complete`."""
+    other = (s.get("policies") or {}).get(other_policy(policy))
     k, pk = _last(s.get("pass_at_k", {}))
     mk, mj = _last(s.get("maj_at_k", {}))
     scored = max(s["samples_scored"], 1)
@@ -70,7 +84,7 @@ def score_row(task: str, s: dict, reasoning: bool = False) -> list[object]:
     return [
         task, s.get("model", "–"), s["n_problems"], s["n_samples"],
         f"{s['samples_scored']}/{s['samples_expected']}",
-        f"{pct(s['accuracy'])} ± {pct(s['stderr'])}", pct(s.get("sample_stderr"), 2),
+        f"{pct(s['accuracy'])} ± {pct(s['stderr'])}", pct(other), pct(s.get("sample_stderr"), 2),
         f"{pct(pk)} (k={k})", f"{pct(mj)} (k={mk})", pct(s["n_no_answer"] / scored),
         pct(s["n_timeout"] / scored), pct(s["n_truncated"] / scored),
         _tokens(s.get("mean_completion_tokens")), *(means if reasoning else []),
@@ -86,13 +100,19 @@ def _tokens(mean: float | None) -> str:
 def overview(run: rd.Run, meta: dict[str, str]) -> str:
     """Per-task table from eval's figures, groups (subject, level), run settings, versions."""
     reasoning = any(s.get("mean_reasoning_tokens") is not None for s in run.scores.values())
-    rows = [score_row(task, s, reasoning) for task, s in sorted(run.scores.items())]
-    head = [*HEAD[:-1], *(REASONING_HEAD if reasoning else []), HEAD[-1]]
+    rows = [score_row(task, s, run.policy, reasoning) for task, s in sorted(run.scores.items())]
+    head = score_head(run.policy, reasoning)
     groups = "".join(_groups(task, s) for task, s in sorted(run.scores.items()))
     specs = "".join(_spec(task, f) for task, f in sorted(run.files.items()) if f.spec is not None)
     facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in meta.items())
     facts = f'<dl class="facts">{facts}</dl>'
-    return section("overview", "Overview", facts, table(head, rows, "scores"), groups, specs)
+    mixed = "".join(
+        note(f"mixed settings: {task}: {s['mixed_settings']}")
+        for task, s in sorted(run.scores.items())
+        if s.get("mixed_settings")
+    )
+    scores = table(head, rows, "scores")
+    return section("overview", "Overview", facts, scores, mixed, groups, specs)
 
 
 def _groups(task: str, s: dict) -> str:
@@ -110,11 +130,16 @@ def _groups(task: str, s: dict) -> str:
 
 
 def _spec(task: str, source: InputRun) -> str:
-    """A run's settings (its run spec's), its files where it has several, and the server's
-    identity as each file's run spec records it (one row per identity where they differ)."""
+    """A run's settings (its run spec's; objects such as `extra_body` as the JSON they were
+    given), its files where it has several, and the server's identity as each file's run spec
+    records it (one row per identity where they differ)."""
     assert source.spec is not None
-    fields = source.spec.model_dump()
-    rows = [[k, fields[k]] for k in SPEC_FIELDS if fields.get(k) not in (None, "", {}, [])]
+    fields = source.spec.model_dump(mode="json")
+    rows = [
+        [k, json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v]
+        for k in SPEC_FIELDS
+        if (v := fields.get(k)) not in (None, "", {}, [])
+    ]
     if len(source.parts) > 1:
         layout = shard_layout([str(p) for p in source.files], [str(s) for s in source.shards])
         rows.append(["files", f"{source.path}: {layout}"])
@@ -184,50 +209,6 @@ def task_charts(run: rd.Run, task: str) -> list[str]:
     out.append(sc.sorted_bars(f"{task}: per-problem difficulty (sorted)",
                               f"{len(order)} problems", "fraction correct", order))  # fmt: skip
     return out
-
-
-def _points(v: float) -> str:
-    """A signed difference of fractions in percentage points: 0.083 -> '+8.3'."""
-    return f"{100 * v:+.1f}"
-
-
-def comparison(run: rd.Run, baseline: rd.Run) -> str:
-    """Per-task paired difference and the flipped problems."""
-    diffs = rd.compare(run, baseline)
-    head = ["task", "shared problems", f"{run.label} %", f"{baseline.label} %", "difference %",
-            "paired stderr %", "95% interval", "gained", "lost",
-            "settings that differ"]  # fmt: skip
-    rows = [
-        [d.task, d.n_common, pct(d.run), pct(d.baseline), _points(d.diff), pct(d.stderr),
-         _interval(d.diff, d.stderr), len(d.gained), len(d.lost), d.differs]
-        for d in diffs
-    ]  # fmt: skip
-    tasks = [{f.task.name for f in r.files.values()} for r in (run, baseline)]
-    missing = sorted(tasks[0] ^ tasks[1])
-    note = f"<p>Tasks in only one run: {escape(', '.join(missing))}</p>" if missing else ""
-    flips = "".join(_flips(d, run.label, baseline.label) for d in diffs)
-    return section(
-        "comparison", f"Comparison with {baseline.label}", table(head, rows, "scores"), note, flips
-    )
-
-
-def _interval(diff: float, stderr: float | None) -> str:
-    """The normal 95% interval of a difference, in points."""
-    if stderr is None:
-        return "–"
-    return f"[{_points(diff - 1.96 * stderr)}, {_points(diff + 1.96 * stderr)}]"
-
-
-def _flips(d: rd.PairedDiff, run: str, base: str) -> str:
-    if not d.flips:
-        return ""
-    rows = [
-        [f.problem_id, pct(f.run), pct(f.baseline), _points(f.run - f.baseline)] for f in d.flips
-    ]
-    summary = (
-        f"{d.task}: {len(d.flips)} flipped problems ({len(d.gained)} gained, {len(d.lost)} lost)"
-    )
-    return details(summary, table(["problem", f"{run} %", f"{base} %", "change"], rows), "flips")
 
 
 def overturned(run: rd.Run) -> str:

@@ -22,7 +22,7 @@ from functools import lru_cache
 from importlib import metadata
 from typing import Any, Literal
 
-from llmeval.records import VerdictStatus, cache_key
+from llmeval.records import Verdict, VerdictStatus, cache_key
 from llmeval.tasks import AnswerKind
 
 Policy = Literal["strict", "lenient"]
@@ -60,6 +60,38 @@ def verifier_id(kind: AnswerKind = "math", policy: Policy = "strict") -> str:
         return f"choice-letter-v1 policy={POLICY_IDS[policy]}"
     versions = " ".join(f"{dist}=={_version(dist)}" for dist in _VERSIONED)
     return f"{versions} policy={POLICY_IDS[policy]}"
+
+
+@lru_cache(maxsize=1)
+def _known_ids() -> tuple[frozenset[str], dict[str, str]]:
+    """The verifier ids of this version, and {id: policy id} of each policy's earlier versions
+    under these libraries (what an older llmeval wrote without recording its id)."""
+    current = frozenset(verifier_id(k, p) for k in ("math", "choice") for p in POLICIES)
+    older = {}
+    for policy, name in POLICY_IDS.items():
+        family, _, version = name.rpartition("-v")
+        for k in range(1, int(version)):
+            older[verifier_id("math", policy).replace(name, f"{family}-v{k}")] = f"{family}-v{k}"
+    return current, older
+
+
+def stale_verifier(verdict: Verdict) -> str | None:
+    """What made a cached verdict when that is provably not this verifier: a policy id
+    (`strict-last-box-v4`), or the libraries where only they differ; None for this verifier's
+    verdicts, the judge's, and those whose maker cannot be told (kept)."""
+    current, older = _known_ids()
+    made_by = verdict.verifier
+    if made_by is not None:
+        if made_by in current or made_by.startswith("judge"):
+            return None
+        versions, _, policy = made_by.partition(" policy=")
+        return policy if policy and policy not in POLICY_IDS.values() else versions
+    if verdict.pred is None or verdict.gold is None:
+        return None
+    for made in (*(verifier_id("math", p) for p in POLICIES), *older):
+        if cache_key(made, "math", verdict.gold, verdict.pred) == verdict.key:
+            return older.get(made)
+    return None
 
 
 def verdict_key(kind: str, gold: str, answer: str, policy: Policy = "strict") -> str:
