@@ -29,11 +29,7 @@ class _Record(BaseModel):
 
 def _to_text(value: Any) -> Any:
     """Coerce a numeric gold answer or problem id (other tools write 27 or 27.0) to text."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float):
-        return str(value)
-    return value
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
 
 
 class Problem(_Record):
@@ -177,8 +173,7 @@ class RunSpec(Sampling):
 
 
 def cache_key(*parts: str, size: int = 32) -> str:
-    """A short digest of `parts` (sha256 of them joined by \\x1f): what keys a cached verdict,
-    the rules' or the judge's."""
+    """A short digest of `parts` (sha256 joined by \\x1f): the key of a cached verdict."""
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:size]
 
 
@@ -271,7 +266,12 @@ class TaskScore(_Record):
     mean_completion_tokens: float | None = None
     mean_reasoning_tokens: float | None = None  # where rows report usage.reasoning_tokens
     mean_answer_tokens: float | None = None  # completion minus reasoning, where both are known
+    mean_prompt_tokens: float | None = None  # where rows report usage.prompt_tokens
     complete: bool  # every problem asked has every sample
+    rounds_complete: int = 0  # in progress: k, the rounds (samples 0..k-1) all problems finished
+    rounds_accuracy: float | None = None  # avg@k over those rounds: unmoved by the finish order
+    rounds_stderr: float | None = None
+    finished_mean: float | None = None  # correct / finished samples: reads high while running
     # missing (problem, sample) pairs by the shard owning each, per N of its shard files ("K/N")
     missing_by_shard: dict[str, int] = Field(default_factory=dict)
     mixed_settings: str | None = None  # "samples 0-79 at temperature 0.6; 80-95 at 1.0"

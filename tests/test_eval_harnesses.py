@@ -125,6 +125,29 @@ def test_nemo_skills_output_file(tmp_path: Path) -> None:
     assert "Comparison with Qwen2.5-Math-7B</h2>" in page.read_text()
 
 
+def test_nemo_skills_seed_files_are_one_run(tmp_path: Path) -> None:
+    """`output-rs0.jsonl` .. `output-rs3.jsonl` (four seeds, each every problem once): one run
+    of n = 4, whichever file or the folder is named; a seed file that lacks a problem leaves
+    the run incomplete by one sample."""
+    folder = _folder(tmp_path / "QwQ-32B" / "eval-results" / "aime24")
+    right = [3, 0, 4, 1, 2]  # seeds right per problem
+    for seed in range(4):
+        rows = [
+            {"id": p["id"], "problem": p["problem"], "expected_answer": p["answer"],
+             "generation": output(p["answer"] if seed < right[i] else "1000", 120, RNG)}
+            for i, p in enumerate(AIME[:5])
+            if (seed, i) != (3, 4)
+        ]  # fmt: skip
+        write_jsonl(folder / f"output-rs{seed}.jsonl", rows)
+    for named in (folder, folder / "output-rs2.jsonl"):
+        (task,) = _eval(tmp_path, str(named))["tasks"]
+        assert (task["model"], task["n_samples"], task["n_problems"]) == ("QwQ-32B", 4, 5)
+        assert task["files"] == [str(folder / f"output-rs{k}.jsonl") for k in range(4)]
+        assert (task["samples_scored"], task["samples_missing"]) == (19, 1 + 25 * 4)
+        assert task["accuracy"] == pytest.approx((3 / 4 + 0 + 1 + 1 / 4 + 2 / 3) / 5)
+        assert task["pass_at_k"]["1"] == pytest.approx(task["accuracy"])
+
+
 def test_limo_outputs(tmp_path: Path) -> None:
     """`llmeval eval outputs/<model>/aime/<file>.jsonl --task aime24`: `generated_responses` are
     a problem's samples; the model is not LIMO's benchmark folder."""

@@ -32,10 +32,11 @@ def test_plan_skips_done_pairs_and_grows_with_n() -> None:
     done = {("p0", 0), ("p0", 1), ("p2", 1), ("gone", 0)}
     jobs = list(plan(problems, 2, done, 0))
     assert count_missing(problems, 2, done) == len(jobs) == 3
+    # round by round: every problem's sample 0 before any sample 1
     assert [(problems[j.problem].id, j.sample_idx) for j in jobs] == [
         ("p1", 0),
-        ("p1", 1),
         ("p2", 0),
+        ("p1", 1),
     ]
     more = plan(problems, 4, done | {(problems[j.problem].id, j.sample_idx) for j in jobs}, 0)
     assert {(j.problem, j.sample_idx) for j in more} == {(i, k) for i in range(3) for k in (2, 3)}

@@ -7,6 +7,7 @@ import math
 import os
 from pathlib import Path
 
+from llmeval.cli.follow import add_follow, check_follow, follow
 from llmeval.errors import UsageError
 from llmeval.evaluate.discover import SIDE_SUFFIXES
 from llmeval.evaluate.options import DEFAULT_TIMEOUT_S, EvalOptions, RowKeys
@@ -14,6 +15,7 @@ from llmeval.evaluate.run import EvalResult, run_eval
 from llmeval.evaluate.table import export_verdicts, print_report
 from llmeval.files import write_json_atomic
 from llmeval.progress import Progress
+from llmeval.records import ScoreReport
 from llmeval.verify.pool import DEFAULT_MEMORY_MB, default_workers
 
 
@@ -31,6 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--result-json", "--result_path", dest="result_json", type=Path,
         help="write the JSON result")  # fmt: skip
     add("--export-verdicts", type=Path, help="write one JSON line per sample with its verdict")
+    add_follow(parser, "redrawing the table (and rewriting --result-json) at each refresh")
     add_eval_options(parser)
     parser.set_defaults(func=run)
 
@@ -159,9 +162,9 @@ def refuse_overwrite(
             raise UsageError(f"{flag} {path}: a file this run reads or keeps; it would be replaced")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Judge, write the JSON result and the verdict export, then print the table (a reader
-    that closes stdout early, as `| head` does, loses nothing and is no error)."""
+def _score(args: argparse.Namespace) -> ScoreReport:
+    """Evaluate, then write the JSON result and the verdict export (each whole: a script
+    watching them never reads half a file); the figures alone are kept."""
     result = evaluate(args)
     outputs = {"--result-json": args.result_json, "--export-verdicts": args.export_verdicts}
     refuse_overwrite(outputs, [result], args.cache)
@@ -169,5 +172,15 @@ def run(args: argparse.Namespace) -> int:
         write_json_atomic(args.result_json, result.report)
     if args.export_verdicts:
         export_verdicts(args.export_verdicts, result)
-    print_report(result.report)
+    return result.report
+
+
+def run(args: argparse.Namespace) -> int:
+    """Judge, write the outputs, then print the table (a reader that closes stdout early, as
+    `| head` does, loses nothing and is no error); with --follow, again at every refresh."""
+    interval = check_follow(args)
+    if interval is not None:
+        args.no_progress = True  # the refreshes are the progress
+        return follow(interval, lambda: _score(args), print_report)
+    print_report(_score(args))
     return 0

@@ -10,10 +10,12 @@ from pathlib import Path
 
 from llmeval import __version__
 from llmeval.cli.eval import add_eval_options, evaluate, refuse_overwrite
+from llmeval.cli.follow import add_follow, check_follow, follow, stamp
 from llmeval.errors import UsageError
 from llmeval.evaluate.labels import shard_layout
 from llmeval.files import atomic_file
-from llmeval.records import TaskScore
+from llmeval.records import ScoreReport, TaskScore
+from llmeval.report.tokens import Prices
 
 log = logging.getLogger("llmeval")
 
@@ -28,11 +30,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         "serving figures. No network needed to view it.",
     )
     add = parser.add_argument
-    add("paths", nargs="+", metavar="PATH", help="generation files, folders, globs")
+    add("paths", nargs="*", metavar="PATH", help="generation files, folders, globs")
     add("--out", "-o", type=Path, default=Path("report.html"), help="the HTML file")
     add("--baseline", nargs="+", metavar="PATH", default=[], help="run to compare with")
     add("--label", help="name of the run in the report (default: its model)")
     add("--baseline-label", help="name of the baseline (default: its model)")
+    add(
+        "--price-in",
+        type=float,
+        metavar="USD",
+        help="dollars per million prompt tokens: with --price-out, a cost column and picture",
+    )
+    add("--price-out", type=float, metavar="USD",
+        help="dollars per million completion tokens (reasoning included)")  # fmt: skip
+    add_follow(parser, "rewriting the HTML file (marked provisional) at each refresh")
     add_eval_options(parser)
     add("--no-compress", action="store_true",
         help="embed texts as plain JSON (bigger file) instead of gzip+base64")  # fmt: skip
@@ -57,10 +68,34 @@ def _files(score: TaskScore) -> str:
     return f"{score.file} ({layout})" if layout else score.file
 
 
+def _prices(args: argparse.Namespace) -> Prices | None:
+    """The prices of --price-in and --price-out (both or neither), checked."""
+    given = [args.price_in, args.price_out]
+    if given == [None, None]:
+        return None
+    if None in given:
+        raise UsageError("--price-in and --price-out go together (give 0 for a free side)")
+    if not all(0 <= value < 1e6 for value in given):  # (NaN too)
+        raise UsageError("--price-in and --price-out are dollars per million tokens, 0 or more")
+    return Prices(args.price_in, args.price_out)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Evaluate the run (and the baseline), build the report, write it."""
+    """Evaluate the run (and the baseline), build the report, write it; with --follow, again
+    at every refresh until every run is complete."""
     if args.out.is_dir():
         raise UsageError(f"--out {args.out} is a folder; give a file name")
+    prices, interval = _prices(args), check_follow(args)
+    if interval is None:
+        _write(args, prices)
+        return 0
+    args.no_progress = True
+    refreshed = f"; llmeval report --follow rewrites it every {interval:g} s"
+    return follow(interval, lambda: _write(args, prices, refreshed), lambda _: None)
+
+
+def _write(args: argparse.Namespace, prices: Prices | None, refreshed: str = "") -> ScoreReport:
+    """Evaluate, build and write the report once; its figures alone are kept."""
     started = time.monotonic()
     result = evaluate(args, keep_texts=True)
     # the HTML side loads when `report` runs, not for every command
@@ -77,21 +112,26 @@ def run(args: argparse.Namespace) -> int:
         "verifier": result.report.verifier,
         "verdicts": f"{result.report.cache.hits} cached, {result.report.cache.new} verified now",
     }
+    incomplete = sum(not score.complete for score in result.report.tasks)
+    if incomplete:
+        meta["provisional"] = (
+            f"Provisional: {incomplete} of {len(result.report.tasks)} runs are incomplete, so "
+            f"their figures will change. Written {stamp()}{refreshed}."
+        )
     baseline, baseline_results = None, []
-    if args.baseline:
-        args.paths = args.baseline  # evaluated with the same options (--model names the run's)
-        args.model = None
-        baseline_results.append(evaluate(args, keep_texts=True))
+    if args.baseline:  # evaluated with the same options (--model names the run's), a copy
+        base = {**vars(args), "paths": args.baseline, "input_path": [], "model": None}
+        baseline_results.append(evaluate(argparse.Namespace(**base), keep_texts=True))
         baseline = run_from_eval(baseline_results[0], args.baseline_label)
         tell_apart(current, baseline)
         meta["model"], meta["baseline"] = current.label, baseline.label
         _check_comparable(compare(current, baseline), args.baseline)
     refuse_overwrite({"--out": args.out}, [result, *baseline_results], args.cache)
-    page = render_report(current, meta, baseline, not args.no_compress)
+    page = render_report(current, meta, baseline, not args.no_compress, prices)
     with atomic_file(args.out) as handle:
         handle.write(page.encode("utf-8", "replace"))
     log.info(
         "report: %s (%.1f MB, %d samples, %.1f s)",
         args.out, len(page) / 1e6, len(current.samples), time.monotonic() - started,
     )  # fmt: skip
-    return 0
+    return result.report

@@ -147,3 +147,42 @@ def summarize(groups: dict[str, list[Outcome]]) -> Summary:
 
 def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)  # (exact sums: the order of problems never matters)
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """The complete-rounds estimate of a run in progress: avg@k over samples 0..k-1 of every
+    planned problem, k the most rounds every one has finished (0: none yet, no figure)."""
+
+    k: int
+    accuracy: float | None
+    stderr: float | None
+
+
+def complete_rounds(groups: dict[str, list[Outcome]], n: int, unstarted: int = 0) -> Rounds:
+    """avg@k and its clustered stderr over the first k sample indices, k the largest with
+    samples 0..k-1 finished for every problem in `groups` (and `unstarted` problems planned
+    without any: k = 0). Which samples finish first (the short ones, the first problems) does
+    not move it: every problem counts with the same k samples, chosen by index alone."""
+    if unstarted or not groups:
+        return Rounds(0, None, None)
+    k = min([n, *(_prefix(outs) for outs in groups.values())])
+    if k == 0:
+        return Rounds(0, None, None)
+    fractions = [sum(o.correct for o in outs if o.sample_idx < k) / k for outs in groups.values()]
+    return Rounds(k, _mean(fractions), clustered_stderr(fractions))
+
+
+def _prefix(outs: Sequence[Outcome]) -> int:
+    """How many of sample indices 0, 1, 2, ... are present, counted up to the first gap."""
+    present = {o.sample_idx for o in outs}
+    k = 0
+    while k in present:
+        k += 1
+    return k
+
+
+def finished_mean(outcomes: Sequence[Outcome]) -> float | None:
+    """The share of correct samples among all finished ones: what a running mean shows. While
+    a run is incomplete it reads high when short answers finish first and are more often right."""
+    return sum(o.correct for o in outcomes) / len(outcomes) if outcomes else None

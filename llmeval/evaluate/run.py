@@ -132,7 +132,8 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
         if options.judge is not None:
             score.judge = judge_score(options.judge.model, source, options.policy)
         score.policies = {p: accuracy(source, p) for p in POLICIES}
-        score.n_gold_unparsed = _warn(source, _gold_unparsed(source, verdicts), _UNPARSED)
+        source.gold_unparsed = _gold_unparsed(source, verdicts)
+        score.n_gold_unparsed = _warn(source, source.gold_unparsed, _UNPARSED)
         _warn(source, {s.problem_id for s in source.samples if not s.gold}, _UNGRADED)
         if score.mixed_settings:
             log.warning("%s: mixed settings: %s", source.name, score.mixed_settings)

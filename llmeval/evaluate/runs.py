@@ -5,6 +5,7 @@ one `InputRun`, so that every figure is computed once over the union of their sa
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ from llmeval.shards import (
 from llmeval.tasks import Task
 
 log = logging.getLogger("llmeval")
+# NeMo-Skills writes one file per seed of a run, each sample 0 of every problem
+_SEED_FILE = re.compile(r"output-rs(\d{1,9})\.jsonl")
 
 
 @dataclass
@@ -61,6 +64,7 @@ class InputRun:
     parts: list[FilePart] = field(default_factory=list)  # its files (default: `path` alone)
     # the sample indices drawn under each settings id the rows record (None: rows without one)
     settings: dict[str | None, set[int]] = field(default_factory=dict)
+    gold_unparsed: set[str] = field(default_factory=set)  # problems whose gold compared as text
 
     def __post_init__(self) -> None:
         if not self.parts:
@@ -81,6 +85,8 @@ class InputRun:
         """What messages call the run: its one file, else its file and shards folder."""
         if len(self.parts) == 1:
             return str(self.parts[0].path)
+        if seed_files(self.path):
+            return f"{self.path.parent}/output-rs*.jsonl ({len(self.parts)} seeds)"
         folder = shards_folder(self.path)
         return f"{self.path} + {folder.name}/" if self.parts[0].shard is None else f"{folder}/"
 
@@ -98,14 +104,25 @@ class InputRun:
         self.samples = kept
 
 
+def seed_files(path: Path) -> list[Path] | None:
+    """NeMo-Skills' files of one run beside `path` (`output-rs<seed>.jsonl`, by seed), or None
+    when `path` is not one of them."""
+    if not _SEED_FILE.fullmatch(path.name):
+        return None
+    found = ((_SEED_FILE.fullmatch(p.name), p) for p in path.parent.glob("output-rs*.jsonl"))
+    return [p for m, p in sorted((int(m[1]), p) for m, p in found if m)]
+
+
 def group_runs(paths: list[Path]) -> list[list[Path]]:
     """The files of each run among `paths`, runs in the order first named: any file of a run
-    (or a folder holding it) brings every file of that run (`shards.run_files`)."""
+    (or a folder holding it) brings every file of that run (`shards.run_files`, or NeMo-Skills'
+    `seed_files`)."""
     runs: dict[Path, list[Path]] = {}
     for path in paths:
-        output = run_output(path)
+        seeds = seed_files(path)
+        output = path.parent / "output-rs*.jsonl" if seeds else run_output(path)
         if output not in runs:
-            runs[output] = run_files(output)
+            runs[output] = seeds or run_files(output)
         if path not in runs[output]:  # not a regular file: reading it says why
             runs[output].insert(0, path)
     return list(runs.values())
@@ -123,15 +140,19 @@ def read_run(
     `model` (--model) names the run's model."""
     keys = keys or RowKeys()
     parts = [FilePart(path, read_spec(path), shard_of(path)) for path in paths]
-    spec = check_one_run(parts)
+    seeds = len(paths) > 1 and all(_SEED_FILE.fullmatch(p.name) for p in paths)
+    spec = None if seeds else check_one_run(parts)  # (NeMo-Skills writes no spec)
     task = resolve_task(paths[0], task_flag, spec)
     run = InputRun(run_output(paths[0]), task, spec=spec, parts=parts)
     seen: dict[Pair, tuple[Path, int]] = {}
     models: Counter[str] = Counter()
     first_row: dict[str, Any] | None = None
+    counters: Counter[str] = Counter()
     for part in parts:
         part.start = len(run.samples)
         reader = RowReader(part.path, task, keys, keep_texts)
+        if seeds:  # each seed's file numbers its samples on from the last one's
+            reader.counters = counters
         found = read_rows(part.path, reader, run.samples, run.prompts, seen)
         part.stop = len(run.samples)
         first_row = first_row or found.first_row

@@ -69,6 +69,7 @@ class Sample:
     judge: str | None = None
     judge_reply: str = ""
     reasoning_tokens: int | None = None  # of completion_tokens, where the server said
+    prompt_tokens: int | None = None  # usage.prompt_tokens, where the row has it
 
     @property
     def answer(self) -> str | None:
@@ -84,19 +85,20 @@ class Sample:
         return self.status[policy] == "correct" and not self.truncated
 
 
-def _tokens(row: dict[str, Any], position: int) -> tuple[int | None, int | None]:
+def _tokens(row: dict[str, Any], position: int) -> tuple[int | None, int | None, int | None]:
     """The completion tokens of a row's output at `position` (a harness's per-output counts,
-    else the row's `usage`) and the reasoning tokens among them (ours record
-    `usage.reasoning_tokens`; a server's raw usage nests them in `completion_tokens_details`),
-    each when it is a sane count (servers send garbage)."""
+    else the row's `usage`), the reasoning tokens among them (ours record
+    `usage.reasoning_tokens`; a server's raw usage nests them in `completion_tokens_details`)
+    and the prompt tokens, each when it is a sane count (servers send garbage)."""
     usage = row.get("usage")
     if not isinstance(usage, dict):
-        return output_tokens(row, position), None
+        return output_tokens(row, position), None, None
     reasoning = usage.get("reasoning_tokens")
     details = usage.get("completion_tokens_details")
     if reasoning is None and isinstance(details, dict):
         reasoning = details.get("reasoning_tokens")
-    return output_tokens(row, position), token_count(reasoning)
+    prompt = token_count(usage.get("prompt_tokens"))
+    return output_tokens(row, position), token_count(reasoning), prompt
 
 
 class RowReader:
@@ -171,9 +173,9 @@ class RowReader:
                 seconds(row.get("ttft_s")),
                 endpoint if isinstance(endpoint, str) else None,
             )
-        tokens, thought = _tokens(row, position)
+        tokens, thought, prompt_tokens = _tokens(row, position)
         sample = Sample(pid, idx, gold, pred, truncated, tokens, meta, anchored, texts)
-        sample.reasoning_tokens = thought
+        sample.reasoning_tokens, sample.prompt_tokens = thought, prompt_tokens
         return sample
 
     def problem_id(self, row: dict[str, Any], lineno: int) -> str:

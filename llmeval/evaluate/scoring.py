@@ -15,6 +15,8 @@ from llmeval.evaluate.labels import run_settings
 from llmeval.evaluate.metrics import (
     Outcome,
     clustered_stderr,
+    complete_rounds,
+    finished_mean,
     group_by_problem,
     majority_winner,
     summarize,
@@ -111,11 +113,12 @@ def accuracy(source: InputRun, policy: str) -> float | None:
     return math.fsum(sum(v) / len(v) for v in by.values()) / len(by) if by else None
 
 
-def _token_means(samples: list[Sample]) -> tuple[float | None, float | None, float | None]:
-    """Mean completion tokens, and of them reasoning and answer (completion minus reasoning)
-    tokens, each over the samples that report it (None: none does)."""
+def _token_means(samples: list[Sample]) -> list[float | None]:
+    """Mean completion tokens, of them reasoning and answer (completion minus reasoning)
+    tokens, and prompt tokens, each over the samples that report it (None: none does)."""
     completion = [s.completion_tokens for s in samples if s.completion_tokens is not None]
     reasoning = [s.reasoning_tokens for s in samples if s.reasoning_tokens is not None]
+    prompt = [s.prompt_tokens for s in samples if s.prompt_tokens is not None]
     answer = [
         s.completion_tokens - s.reasoning_tokens
         for s in samples
@@ -123,8 +126,7 @@ def _token_means(samples: list[Sample]) -> tuple[float | None, float | None, flo
         and s.reasoning_tokens is not None
         and s.reasoning_tokens <= s.completion_tokens  # (else one of them is garbage)
     ]
-    means = [sum(v) / len(v) if v else None for v in (completion, reasoning, answer)]
-    return means[0], means[1], means[2]
+    return [sum(v) / len(v) if v else None for v in (completion, reasoning, answer, prompt)]
 
 
 def task_score(source: InputRun, policy: str) -> TaskScore:
@@ -144,7 +146,10 @@ def task_score(source: InputRun, policy: str) -> TaskScore:
     # (llmeval's samples are numbered 0..n-1; another harness's may not be), else by count
     present = {(o.problem_id, o.sample_idx) for o in outs}
     gaps = missing_pairs([*groups, *source.problems_missing], n, present) if source.spec else []
-    completion, reasoning, answer = _token_means(graded)
+    completion, reasoning, answer, prompt = _token_means(graded)
+    summary = summarize(groups)
+    rounds = complete_rounds(groups, n, missing)
+    complete = bool(outs) and expected == len(outs) and not gaps
     return TaskScore.model_construct(
         task=source.task.name,
         model=source.model,
@@ -158,7 +163,7 @@ def task_score(source: InputRun, policy: str) -> TaskScore:
         samples_expected=expected,
         samples_scored=len(outs),
         samples_missing=max(expected - len(outs), len(gaps)),
-        **asdict(summarize(groups)),  # n_problems, accuracy, stderr, pass@k, maj@k
+        **asdict(summary),  # n_problems, accuracy, stderr, pass@k, maj@k
         n_incorrect=len(outs) - counts["n_correct"] - failed,
         n_duplicates=source.duplicates,
         n_copies=source.copies,
@@ -167,7 +172,12 @@ def task_score(source: InputRun, policy: str) -> TaskScore:
         mean_completion_tokens=completion,
         mean_reasoning_tokens=reasoning,
         mean_answer_tokens=answer,
-        complete=bool(outs) and expected == len(outs) and not gaps,
+        mean_prompt_tokens=prompt,
+        complete=complete,
+        rounds_complete=rounds.k,
+        rounds_accuracy=summary.accuracy if complete else rounds.accuracy,
+        rounds_stderr=summary.stderr if complete else rounds.stderr,
+        finished_mean=summary.accuracy if complete else finished_mean(outs),
         missing_by_shard=missing_by_shard(gaps, source.shards),
         mixed_settings=mixed_settings(source.spec, source.settings),
         by_subject=_groups(problems, "subject"),

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from llmeval.evaluate.labels import distinct, setting_labels, shard_layout
+from llmeval.evaluate.live import NO_ROUND_NOTE, progress_table
 from llmeval.evaluate.run import EvalResult
 from llmeval.files import atomic_file
 from llmeval.records import ScoreReport, TaskScore
@@ -125,6 +126,10 @@ def print_report(report: ScoreReport) -> None:
     console = _Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 150)
     console.width = max(console.width, MIN_WIDTH)  # (print's own width can only narrow)
     console.print(score_table(report))
+    incomplete = [t for t in report.tasks if not t.complete]
+    if incomplete:  # what they score so far, honestly (evaluate/live.py)
+        console.print(progress_table(incomplete))
+        console.print(NO_ROUND_NOTE, markup=False, highlight=False)
     settings = setting_labels([t.settings for t in report.tasks])
     runs = [
         " · ".join(filter(None, (t.task, t.model, s)))

@@ -70,13 +70,15 @@ def plan(
     base_seed: int,
     shard: Shard | None = None,
 ) -> Iterator[Job]:
-    """The samples still missing (of `shard` only, when given), problem by problem (keeps the
-    server's prefix cache warm), made as they are asked for: a huge --n-samples costs nothing
-    up front. A sample's seed is the same whatever the shard."""
+    """The samples still missing (of `shard` only, when given), round by round: sample 0 of
+    every problem, then sample 1 of every problem, ..., so that a run stopped or scored early
+    (`eval --follow`) holds whole rounds, not the first problems' samples alone. Made as they
+    are asked for: a huge --n-samples costs nothing up front. A sample's seed is the same
+    whatever the shard or the order."""
     return (
         Job(i, k, sample_seed(base_seed, p.id, k))
-        for i, p in enumerate(problems)
         for k in range(n_samples)
+        for i, p in enumerate(problems)
         if (p.id, k) not in done and (shard is None or shard.owns(p.id, k))
     )
 

@@ -22,6 +22,9 @@ from typing import Any
 from llmeval.report import sections
 from llmeval.report.comparison import comparison
 from llmeval.report.data import Run, fraction_correct, sample_texts
+from llmeval.report.grid import GLYPHS, NAMES, cell_kind, grid_section
+from llmeval.report.leaderboard import leaderboard
+from llmeval.report.tokens import Prices, tokens_section
 
 PROBLEMS_TABLE = '<div id="controls"></div><table id="ptable"></table>'  # filled by report.js
 _UNSAFE = re.compile("[<>&\u2028\u2029]")  # could end a script block or a JS line
@@ -45,6 +48,7 @@ def problem_rows(run: Run) -> tuple[list[dict], list[list]]:
     policy = run.policy
     for task, problems in sorted(run.problems().items()):
         scored = {p["problem_id"]: p for p in run.scores.get(task, {}).get("problems", [])}
+        unparsed = run.files[task].gold_unparsed
         for pid, samples in problems.items():
             first = samples[0]
             maj = scored.get(pid, {})
@@ -71,6 +75,7 @@ def problem_rows(run: Run) -> tuple[list[dict], list[list]]:
                             t.finish_reason,
                             s.completion_tokens,
                             t.latency_s,
+                            cell_kind(s, policy, pid in unparsed),  # the grid's cell
                         ]
                         for s, t in shown
                     ],
@@ -99,15 +104,24 @@ def _text_blocks(texts: list[list], compress: bool) -> str:
 
 
 def render_report(
-    run: Run, meta: dict[str, str], baseline: Run | None = None, compress: bool = True
+    run: Run,
+    meta: dict[str, str],
+    baseline: Run | None = None,
+    compress: bool = True,
+    prices: Prices | None = None,
 ) -> str:
-    """The whole report as one HTML string."""
+    """The whole report as one HTML string; `meta["provisional"]`, where set, heads the page."""
     rows, texts = problem_rows(run)
+    provisional = meta.get("provisional")
     body = [
+        f'<p class="provisional">{escape(provisional)}</p>' if provisional else "",
+        leaderboard(run),
         sections.overview(run, meta),
         sections.pictures(run),
+        grid_section(bool(rows)),
         sections.section("problems", "Problems and samples", PROBLEMS_TABLE),
         comparison(run, baseline) if baseline is not None else "",
+        tokens_section(run, prices),
         sections.overturned(run),
         sections.serving(run),
     ]
@@ -121,7 +135,9 @@ def render_report(
             f'<a href="#{n}">{n}</a>' for n in re.findall(r'<section id="(\w+)">', "".join(body))
         ),
         "BODY": "\n".join(filter(None, body)),
-        "DATA": embed_json({"problems": rows, "label": run.label}),
+        "DATA": embed_json(
+            {"problems": rows, "label": run.label, "glyphs": GLYPHS, "kinds": NAMES}
+        ),
         "TEXTS": _text_blocks(texts, compress),
         "JS": script,
     }

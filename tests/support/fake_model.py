@@ -98,8 +98,12 @@ class FakeModel:
         min_words: int = 20,
         max_words: int = 80,
         judge: tuple[tuple[str, str], ...] = (),
+        wrong_longer: bool = False,
     ) -> None:
         self.answers = answers or {}
+        # right answers from the shorter half of the length range, wrong ones the longer half
+        # (as reasoning models: a long search is more often a failed one)
+        self.wrong_longer = wrong_longer
         # a scripted judge: the reply of the first (regex, reply) whose regex the prompt matches
         self.judge = [(re.compile(pattern, re.S), reply) for pattern, reply in judge]
         self.accuracy = accuracy
@@ -130,7 +134,10 @@ class FakeModel:
         gold = self.gold_for(prompt)
         right = gold is not None and rng.random() < self.accuracy
         answer = gold if right else _wrong(gold, rng) if gold is not None else rng.randint(0, 999)
-        n = rng.randint(self.min_words, self.max_words)
+        low, high = self.min_words, self.max_words
+        if self.wrong_longer:
+            low, high = (low, (low + high) // 2) if right else ((low + high) // 2, high)
+        n = rng.randint(low, high)
         reasoning = _sentences(n, rng.randrange(len(_SENTENCES)))
         return reasoning, f"So the answer is $\\boxed{{{answer}}}$.", n
 

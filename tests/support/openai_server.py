@@ -54,6 +54,7 @@ class ServerConfig:
     version: str | None = "0.0.0-llmeval-test"
     fingerprint: str | None = "fp_llmeval_test"
     reasoning_tokens: bool = True
+    wrong_longer: bool = False  # wrong answers longer than right ones (fake_model)
 
 
 class OpenAIServer:
@@ -62,7 +63,9 @@ class OpenAIServer:
     def __init__(self, config: ServerConfig | None = None) -> None:
         self.config = config or ServerConfig()
         cfg = self.config
-        self.model = FakeModel(cfg.answers, cfg.accuracy, cfg.min_words, cfg.max_words, cfg.judge)
+        self.model = FakeModel(
+            cfg.answers, cfg.accuracy, cfg.min_words, cfg.max_words, cfg.judge, cfg.wrong_longer
+        )
         self.stats: collections.Counter[str] = collections.Counter()
         self.bodies: collections.deque[dict[str, Any]] = collections.deque(maxlen=10_000)
         self.raw_bodies: collections.deque[bytes] = collections.deque(maxlen=10_000)  # as sent

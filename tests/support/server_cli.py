@@ -26,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--accuracy", type=float, default=0.5, help="fraction of gold answers")
     p.add_argument("--min-words", type=int, default=20)
     p.add_argument("--max-words", type=int, default=80)
+    p.add_argument("--wrong-longer", action="store_true", help="wrong answers run longer")
     p.add_argument(
         "--reasoning-field",
         choices=["reasoning_content", "reasoning"],
@@ -59,6 +60,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         accuracy=args.accuracy,
         min_words=args.min_words,
         max_words=args.max_words,
+        wrong_longer=args.wrong_longer,
         reasoning_field=args.reasoning_field,
         latency=args.latency,
         latency_jitter=args.latency_jitter,

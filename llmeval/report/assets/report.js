@@ -175,6 +175,67 @@
     document.getElementById("count").textContent = `${rows.length} of ${P.length} problems`;
   }
 
+  // The per-problem grid (section "grid"): a table per run, problems by solve rate, a cell per
+  // sample with the glyph of its kind (s[6], decided by the report); a cell opens its sample.
+  const GLYPHS = DATA.glyphs || {};
+  const KIND_NAMES = DATA.kinds || {};
+  function grids() {
+    const box = document.getElementById("grids");
+    if (!box) return;
+    const byTask = new Map();
+    P.forEach((p, i) => { if (!byTask.has(p.task)) byTask.set(p.task, []); byTask.get(p.task).push(i); });
+    let first = true;
+    for (const [task, idxs] of byTask) {
+      idxs.sort((a, b) => P[b].frac - P[a].frac || a - b);
+      const columns = [...new Set(idxs.flatMap((i) => P[i].s.map((s) => s[0])))].sort((a, b) => a - b);
+      const det = el("details", { cls: "grid", "data-task": task },
+        el("summary", { text: `${task}: ${idxs.length} problems × ${columns.length} samples` }));
+      const fill = () => { if (!det.dataset.built) { det.dataset.built = "1"; det.append(gridTable(idxs, columns)); } };
+      det.addEventListener("toggle", fill);
+      if (first) { det.open = true; fill(); first = false; }
+      box.append(det);
+    }
+  }
+
+  function gridCell(i, p, j, s) {
+    if (!s) return el("td", { cls: "gc gc-missing", "aria-label": `${p.id}, sample ${j}: not in the files`, text: "·" });
+    const kind = s[6];
+    const answer = s[2] == null ? "" : `, answer ${String(s[2]).slice(0, 80)}`;
+    const label = `${p.id}, sample ${j}: ${KIND_NAMES[kind] || kind}${answer}`;
+    const open = () => openSample(i, j);
+    return el("td", { cls: "gc gc-" + kind, role: "button", tabindex: "0", title: label, "aria-label": label,
+      "data-i": i, "data-sample": j, text: GLYPHS[kind] || "?", onclick: open,
+      onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(); } } });
+  }
+
+  function gridTable(idxs, columns) {
+    const head = el("tr", {}, el("th", { text: "problem" }), el("th", { text: "solved" }),
+      ...columns.map((j) => el("th", { cls: "gi", text: j })));
+    const body = el("tbody");
+    for (const i of idxs) {
+      const p = P[i];
+      const bySample = new Map(p.s.map((s) => [s[0], s]));
+      body.append(el("tr", { "data-id": p.id }, el("th", { cls: "gp", text: p.id }),
+        el("td", { cls: "num", text: (100 * p.frac).toFixed(0) + "%" }),
+        ...columns.map((j) => gridCell(i, p, j, bySample.get(j)))));
+    }
+    return el("table", { cls: "gridt" }, el("thead", {}, head), body);
+  }
+
+  // Open problem i in the problems table, every filter off, and the text of its sample idx.
+  function openSample(i, idx) {
+    Object.assign(state, { task: "all", filter: "all", query: "" });
+    for (const [id, value] of [["task-select", "all"], ["filter-select", "all"], ["search", ""]]) {
+      document.getElementById(id).value = value;
+    }
+    state.open.add(i);
+    state.shown = Math.max(state.shown, visible().indexOf(i) + 1);
+    render();
+    const detail = document.querySelector(`#ptable tr.prow[data-i='${i}']`).nextElementSibling;
+    const row = detail.querySelector(`tr.srow[data-sample='${idx}']`);
+    if (row) { row.click(); row.scrollIntoView({ block: "center" }); }
+  }
+
   // A link may carry #filter=wrong&task=aime24&open=<problem id>.
   function fromHash() {
     const h = new URLSearchParams(location.hash.slice(1));
@@ -186,5 +247,6 @@
   fromHash();
   controls();
   render();
+  grids();
   document.body.dataset.ready = "1";
 })();
