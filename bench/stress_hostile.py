@@ -16,9 +16,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from llmeval.verify.pool import BACKSTOP
 from tests.stress.hostile_run import run_hostile
 
-MARGIN_S = 2.0  # a killed worker's pair is reported within this of its deadline
+MARGIN_S = 2.0  # a killed worker's pair is reported within this of its wall-clock backstop
 
 
 def main() -> int:
@@ -33,13 +34,14 @@ def main() -> int:
     print(f"samples {run.samples} ({run.verified} distinct pairs verified; {run.statuses})")
     print(
         f"max time per sample {worst:.2f} s (extraction {run.max_extract_s:.2f} s + "
-        f"verification {run.max_verify_s:.2f} s) against a {run.deadline_s:g} s deadline"
+        f"verification {run.max_verify_s:.2f} s) against a {run.deadline_s:g} s deadline of "
+        f"CPU time (wall-clock backstop {BACKSTOP * run.deadline_s:g} s)"
     )
     print(f"max verifier process memory (peak RSS) {run.max_worker_mb:.0f} MB")
     print(f"eval {run.eval_s:.1f} s, report {run.report_s:.1f} s (whole runs, as processes)")
     print(f"crashes {len(run.crashes)}{': ' + '; '.join(run.crashes) if run.crashes else ''}")
     print(f"files created by payloads {len(run.payload_files)} {run.payload_files or ''}")
-    ok = not run.crashes and not run.payload_files and worst < run.deadline_s + MARGIN_S
+    ok = not run.crashes and not run.payload_files and worst < BACKSTOP * run.deadline_s + MARGIN_S
     return 0 if ok else 1
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 # Exit codes of the command line.
 EXIT_OK = 0
@@ -46,3 +48,24 @@ class OutputError(LlmevalError):
     """An output cannot be written; what was already written is untouched."""
 
     exit_code = EXIT_OUTPUT
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)\S*@")
+
+
+def display_url(url: str) -> str:
+    """A URL without credentials, query or fragment, for messages, logs and the run spec;
+    never raises (a URL that cannot be split has everything up to its last `@` dropped)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.netloc.rpartition("@")[2]
+        shown = urlunsplit((parts.scheme, host, parts.path, "", ""))
+    except ValueError:
+        shown = url.split("?", 1)[0].split("#", 1)[0]
+    # a '/' in a password ends the host for urlsplit: the rest still holds an '@'
+    return redact(shown)
+
+
+def redact(text: str) -> str:
+    """`text` with the `user:password@` of every URL in it written `***@`."""
+    return _USERINFO.sub(r"\1***@", text)

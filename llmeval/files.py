@@ -49,6 +49,32 @@ def read_file(path: str | Path) -> bytes:
         return handle.read()
 
 
+_WIDE = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+         (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))  # fmt: skip
+
+
+def without_bom(head: bytes, path: str | Path) -> bytes:
+    """The start of a text file without a UTF-8 byte-order mark; a file in UTF-16 or UTF-32
+    (by its mark, or NUL bytes between ASCII characters) is an `InputError` naming it."""
+    if head.startswith(b"\xef\xbb\xbf"):
+        return head[3:]
+    name = next((name for mark, name in _WIDE if head.startswith(mark)), None)
+    if name is None and len(head) >= 8 and b"\0" * 4 in (head[1:8:2], head[0:8:2]):
+        name = "UTF-16"
+    if name is not None:
+        raise InputError(path, f"is {name} text, not UTF-8: save it as UTF-8", line=1)
+    return head
+
+
+def link_out_of_folder(path: str | Path) -> str | None:
+    """Where `path` leads when it is a symbolic link out of its own folder (a run spec or a
+    verdict cache in someone else's results folder pointing elsewhere): None otherwise."""
+    if not os.path.islink(path):
+        return None
+    folder, target = os.path.realpath(Path(path).parent), os.path.realpath(path)
+    return None if os.path.commonpath([folder, target]) == folder else target
+
+
 def make_folder(path: str | Path) -> None:
     """Create a folder and its parents; an `OutputError` naming it if that is not possible."""
     try:

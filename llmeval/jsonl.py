@@ -20,7 +20,7 @@ import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from llmeval.errors import InputError, OutputError, UsageError
-from llmeval.files import open_regular, replace_surrogates
+from llmeval.files import open_regular, replace_surrogates, without_bom
 
 log = logging.getLogger("llmeval")
 
@@ -35,7 +35,7 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes, bool]]:
     # lines are long: 8 KB reads cost 4x
     with open(open_regular(path), "rb", buffering=1 << 20) as handle:
         for lineno, raw in enumerate(handle, start=1):
-            body = raw.rstrip(b"\r\n")
+            body = raw.rstrip(b"\r\n") if lineno > 1 else without_bom(raw.rstrip(b"\r\n"), path)
             if body.strip():
                 yield lineno, body, not raw.endswith(b"\n")
 
@@ -172,6 +172,7 @@ class JsonlAppender:
             if os.fstat(self._fd).st_nlink > 0:
                 break
             os.close(self._fd)  # a run that wrote nothing removed the file meanwhile: reopen
+        self._real = os.path.realpath(self.path)  # the file the samples go to (links followed)
 
     def write(self, record: BaseModel) -> None:
         """Append `record` as one JSON line."""
@@ -182,6 +183,8 @@ class JsonlAppender:
         if not self.exclusive:
             self._lock_current()
         view = memoryview(data)
+        if self.exclusive:
+            self._still_there()
         try:
             if not self._whole:
                 repair_tail(self._fd, self.path)
@@ -195,6 +198,40 @@ class JsonlAppender:
         finally:
             if not self.exclusive:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def _still_there(self) -> None:
+        """The path must still name the file appended to (a run of hours is long enough for a
+        clean-up to delete it): deleted, it is made again from what the open file holds, so
+        nothing is lost; replaced by another file, appending stops (exit 5)."""
+        mine = os.fstat(self._fd)
+        try:
+            there = os.stat(self._real)
+        except FileNotFoundError:
+            there = None
+        if there is not None and (there.st_dev, there.st_ino) == (mine.st_dev, mine.st_ino):
+            return
+        if there is not None:
+            raise OutputError(
+                f"{self.path} was replaced by another file while this run wrote to it: stopped "
+                f"(the {mine.st_size} bytes written before are in the file it replaced)"
+            )
+        try:  # (its folder too, if that went as well; O_EXCL: nobody else's new file)
+            os.makedirs(os.path.dirname(self._real), exist_ok=True)
+            fd = open_regular(self._real, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL)
+            for offset in range(0, mine.st_size, 1 << 20):
+                os.write(fd, os.pread(self._fd, 1 << 20, offset))
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (OSError, OutputError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else str(exc).rpartition(": ")[2]
+            raise OutputError(f"{self.path} was deleted while this run wrote to it and "
+                              f"cannot be made again: {why}") from None  # fmt: skip
+        os.close(self._fd)
+        self._fd = fd
+        log.warning(
+            "%s was deleted while this run wrote to it: made again with the %d bytes it held",
+            self.path,
+            mine.st_size,
+        )
 
     def _lock_current(self) -> None:
         """Lock the file the name holds now: one rewritten meanwhile (a verdict cache cleared of
@@ -220,7 +257,9 @@ class JsonlAppender:
         a run that wrote nothing leaves nothing); safe to call twice."""
         if self._fd < 0:
             return
-        mine, target = os.fstat(self._fd), os.path.realpath(self.path)
+        if self.exclusive and os.fstat(self._fd).st_size:
+            self._still_there()  # deleted after the last line: made again
+        mine, target = os.fstat(self._fd), self._real
         if self.exclusive and self._created and mine.st_size == 0:
             with contextlib.suppress(OSError):
                 if os.stat(target).st_ino == mine.st_ino:

@@ -25,8 +25,9 @@ class Progress:
                 from rich.console import Console
                 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-                columns = (TextColumn(self.name), BarColumn(), MofNCompleteColumn())
-                info_column = TextColumn("{task.fields[info]}")
+                # no markup: the counters may quote a server's message, which may hold `[/]`
+                columns = (TextColumn(self.name, markup=False), BarColumn(), MofNCompleteColumn())
+                info_column = TextColumn("{task.fields[info]}", markup=False)
                 self._bar = Progress(*columns, info_column, console=Console(file=sys.stderr))
                 self._bar.start()
                 self._bar.add_task(self.name, total=total, info=info)

@@ -175,8 +175,7 @@ def cache_key(*parts: str, size: int = 32) -> str:
 
 
 class Verdict(_Record):
-    """One cached verification, keyed by (verifier id, answer kind, gold, extracted answer); no
-    position: generations join verdicts by key, so added samples reuse them."""
+    """One cached verification, keyed by (verifier id, kind, gold, answer), never position."""
 
     key: str
     status: VerdictStatus
@@ -238,6 +237,7 @@ class TaskScore(_Record):
     settings: dict[str, Any] = Field(default_factory=dict)  # what tells runs apart (run spec's)
     n_problems: int
     n_problems_missing: int = 0  # asked (run spec's input, else the task's data) but no sample
+    n_problems_foreign: int = 0  # in the file but not in what was asked: left out of figures
     n_samples: int  # n: samples per problem expected (run spec, else the most any problem has)
     samples_expected: int
     samples_scored: int

@@ -52,7 +52,7 @@ cmd=("${LLMEVAL_CMD[@]}" eval "${files[@]}" --result-json "$RESULT_JSON")
 [[ -n "${TIMEOUT:-}" ]] && cmd+=(--timeout "$TIMEOUT")
 cmd+=("${EXTRA[@]}")
 if [[ "${DRY_RUN:-0}" == 1 ]]; then
-  printf '%q ' "${cmd[@]}" | sed 's/ $//'
+  printf '%q ' "${cmd[@]}" | sed 's/ $//' | redact
   echo
   exit 0
 fi

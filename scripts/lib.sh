@@ -23,5 +23,19 @@ find_llmeval() {
   echo "$me: using ${LLMEVAL_CMD[*]} ($out)" >&2
 }
 
-# Copies stdin to stdout with the user:password@ of every URL replaced by ***@.
-redact() { sed -uE 's#(://)[^/@[:space:]]+@#\1***@#g'; }
+# Copies stdin to stdout with the user:password@ of every URL replaced by ***@, and the value
+# of every --api-key (--api_key, --judge-api-key, an abbreviation, `=VALUE` too) by ***.
+redact() {
+  sed -uE -e 's#(://)[^/@[:space:]]+@#\1***@#g' \
+    -e 's#(--(judge-)?api[-_a-z]*)([ =])([^ \\]|\\.)+#\1\3***#g'
+}
+
+# A folder name from a model name a server chose: its last part, characters other than
+# letters, digits, '.', '_' and '-' as '_', never '', '.' or '..' (nor hidden).
+safe_name() {
+  local name=${1%/}
+  name=${name##*/}
+  name=${name//[^A-Za-z0-9._-]/_}
+  [[ "$name" == .* ]] && name=_${name#.}
+  printf '%s\n' "${name:-model}"
+}

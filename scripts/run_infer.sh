@@ -33,7 +33,9 @@
 #                 starting, as a Slurm job does while vLLM loads its weights              [0]
 #   LLMEVAL       the llmeval command  [llmeval on PATH, else .venv's, else python3's; said which]
 #   DRY_RUN=1     print the commands, run nothing
-# Passwords in BASE_URLS (http://user:password@host) are written as *** in messages and logs.
+# Passwords in BASE_URLS (http://user:password@host) and an --api-key in EXTRA_ARGS are written
+# as *** in messages, logs and DRY_RUN commands. A model name the server chose is made a safe
+# folder name (its last part; '..', '/' and other characters cannot leave output/).
 # Exit code: 0 when every task is complete, else the first failing task's code (3: rerun).
 set -euo pipefail
 
@@ -111,7 +113,7 @@ except Exception:
 print(ids[0] if len(ids) == 1 else "")') || die "${URLS[0]%/}/models lists no models as JSON: set MODEL"
   [[ -n "$MODEL" ]] || die "${URLS[0]} serves several models: set MODEL"
 fi
-OUTPUT_DIR=${OUTPUT_DIR:-output/$(basename "${MODEL:-MODEL}")}
+OUTPUT_DIR=${OUTPUT_DIR:-output/$(safe_name "${MODEL:-MODEL}")}
 
 # A shard logs apart (SHARD=K/N, or the Slurm array task llmeval takes its shard from).
 LOG_SUFFIX="" SHARD_NOTE=""
@@ -142,7 +144,7 @@ for task in "${TASK_LIST[@]}"; do
   [[ -n "${SHARD:-}" ]] && cmd+=(--shard "$SHARD")
   cmd+=("${EXTRA[@]}")
   if [[ "${DRY_RUN:-0}" == 1 ]]; then
-    printf '%q ' "${cmd[@]}" | sed 's/ $//'
+    printf '%q ' "${cmd[@]}" | sed 's/ $//' | redact
     echo
     continue
   fi

@@ -128,3 +128,47 @@ def test_json_nested_too_deeply_is_a_bad_line_not_a_crash(tmp_path: Path) -> Non
     with pytest.raises(MalformedResponse):
         parse_completion(DEEP)  # from a hostile server: retried, never a crash
     assert error_message(DEEP)
+
+
+ROW = {"problem_id": "1", "sample_idx": 0, "answer": "3", "gen": "\\boxed{3}"}
+SPEC = {"model": "m", "task": "aime24", "n_samples": 1, "temperature": 0.6, "top_p": 0.95,
+        "max_tokens": 9, "seed": 0, "prompt_template": "{problem}"}  # fmt: skip
+
+
+def test_a_utf8_byte_order_mark_is_read_and_a_wider_encoding_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Files saved by an editor that adds a BOM are read (they were 'not valid JSON'); UTF-16
+    and UTF-32 files are one line naming their encoding."""
+    from llmeval.cli.main import main
+
+    path, spec = tmp_path / "run.jsonl", tmp_path / "run.jsonl.spec.json"
+    result = tmp_path / "r.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(ROW | {"task": "aime24"}).encode() + b"\n")
+    assert main(["eval", str(path), "--no-progress"]) == 0  # the task from its row
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(ROW).encode() + b"\n")
+    spec.write_bytes(b"\xef\xbb\xbf" + json.dumps(SPEC).encode())
+    assert main(["eval", str(path), "--no-progress", "--result-json", str(result)]) == 0
+    assert json.loads(result.read_text())["tasks"][0]["task"] == "aime24"  # from the spec
+    for codec, name in (("utf-16", "UTF-16"), ("utf-16-le", "UTF-16"), ("utf-32", "UTF-32")):
+        for broken in (path, spec):
+            broken.write_bytes(json.dumps(ROW if broken is path else SPEC).encode(codec))
+            assert main(["eval", str(path), "--no-progress"]) == 2
+            err = capsys.readouterr().err.strip()
+            assert err.endswith(f"{broken}:1: is {name} text, not UTF-8: save it as UTF-8"), err
+            broken.write_text(json.dumps(ROW if broken is path else SPEC) + "\n")
+
+
+def test_a_cache_named_like_a_run_spec_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--cache run.jsonl.spec.json` (a missing spec) made eval write verdicts there, and the
+    run unreadable afterwards."""
+    from llmeval.cli.main import main
+
+    path = tmp_path / "aime24.jsonl"
+    path.write_text(json.dumps(ROW | {"gen": "\\boxed{x+1}"}) + "\n")
+    spec = tmp_path / "aime24.jsonl.spec.json"
+    assert main(["eval", str(path), "--no-progress", "--cache", str(spec)]) == 2
+    assert "--cache" in capsys.readouterr().err and not spec.exists()
+    assert main(["eval", str(path), "--no-progress"]) == 0

@@ -8,6 +8,7 @@ import pytest
 
 from llmeval.client.chat_client import display_url, normalize_base_url
 from llmeval.client.protocol import (
+    ContextLengthError,
     MalformedResponse,
     StreamError,
     StreamParser,
@@ -220,3 +221,27 @@ def test_a_body_cut_at_the_cap_keeps_its_text_and_says_why() -> None:
     reply = parse_completion(raw[:1000], cut=True)
     assert reply.finish_reason == "length" and reply.cut_by == "max_reply_bytes"
     assert reply.text == "z" * (1000 - raw.index(b"zzz"))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"error": {"message": "CUDA out of memory", "code": 500}},  # OpenAI's form
+        {"object": "error", "message": "CUDA out of memory", "type": "InternalServerError"},  # vLLM
+        {"error": "CUDA out of memory"},
+    ],
+)
+def test_an_error_object_instead_of_a_completion_gives_the_server_s_message(body: dict) -> None:
+    raw = json.dumps(body, indent=2).encode()  # (a body on several lines)
+    with pytest.raises(StreamError, match="replied with an error: CUDA out of memory"):
+        parse_completion(raw)  # (streamed or not: a JSON body is read whole, test_hostile_server)
+    with pytest.raises(ContextLengthError):
+        parse_completion(json.dumps({"error": {"message": "maximum context length is 9"}}).encode())
+
+
+def test_nothing_after_choice_0_finished_is_read() -> None:
+    parser = StreamParser()
+    parser.feed(_sse(_delta(content="\\boxed{1}"), _delta("stop"), _delta(content="\\boxed{2}")))
+    parser.feed(_sse({"choices": [], "usage": {"completion_tokens": 3}}, "[DONE]"))
+    reply = parser.finish()
+    assert (reply.text, reply.finish_reason, reply.completion_tokens) == ("\\boxed{1}", "stop", 3)

@@ -13,9 +13,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from llmeval.cli.main import main
+from llmeval.evaluate.options import EvalOptions
+from llmeval.evaluate.run import run_eval
 from llmeval.records import Verdict
-from tests.support.procs import session_members
+from tests.support.procs import session_members, verifier_workers
 from tests.support.synthetic import generation, write_jsonl
 
 THINK = "<think>\nLet me compute this carefully, step by step.\n</think>\n\n"
@@ -166,6 +170,48 @@ def test_a_torn_tail_another_eval_leaves_in_a_shared_cache_is_cut_before_the_nex
     verdicts = [Verdict.model_validate_json(line) for line in data.splitlines()]
     assert len(verdicts) == 22 and not any(v.key.startswith("torn") for v in verdicts)
     assert _eval(path, tmp_path, "--cache", str(cache), "--timeout", "3")["cache"]["new"] == 0
+
+
+def test_a_timeout_the_machine_caused_is_not_cached_and_a_rerun_verifies_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The only worker is stopped (SIGSTOP: no CPU time passes, as for a worker that waits for
+    a core) once the first pair is verified: the second pair hits the wall-clock backstop.
+    That timeout counts in this run, is not cached, and a rerun verifies the pair."""
+    path = write_jsonl(tmp_path / "math500_m.jsonl", _rows("p", "x+1", ["1+x", "x+1"]))
+    options = EvalOptions(paths=[str(path)], workers=1, timeout_s=0.5)
+
+    def stop_the_worker(verified: int, known: int, remaining: int) -> None:
+        if verified == 1:
+            (worker,) = verifier_workers()
+            os.kill(worker, signal.SIGSTOP)
+
+    first = run_eval(options, stop_the_worker).report.tasks[0]
+    assert (first.n_correct, first.n_timeout) == (1, 1)
+    assert "1 pairs got under 0.5 s of CPU in 2.5 s (the machine is busy)" in caplog.text
+    cache = Path(f"{path}.verdicts.jsonl").read_text()
+    assert '"timeout"' not in cache and cache.count("\n") == 2  # one pair, both policies
+    again = run_eval(options).report
+    assert (again.tasks[0].n_correct, again.cache.new) == (2, 1)
+
+
+def test_links_out_of_the_results_folder_are_never_followed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Someone else's results folder whose verdict cache and run spec are dangling links out
+    of it: eval scores the file and creates nothing outside (it created the cache there);
+    infer refuses to write a spec through such a link."""
+    folder, outside = tmp_path / "theirs", tmp_path / "outside"
+    folder.mkdir()
+    outside.mkdir()
+    path = write_jsonl(folder / "math500_l.jsonl", _rows("p", "x+1", FINALS))
+    Path(f"{path}.verdicts.jsonl").symlink_to(outside / "cache.jsonl")
+    Path(f"{path}.spec.json").symlink_to(outside / "spec.json")
+    assert _eval(path, tmp_path)["tasks"][0]["n_correct"] == 6
+    assert "is a link out of its folder" in caplog.text and not any(outside.iterdir())
+    problems = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "problem": "q", "answer": "1"}])
+    argv = ["infer", "--input", str(problems), "--output", str(path), "--base-url", "http://h"]
+    assert main(argv) == 2 and not any(outside.iterdir())
 
 
 def _made_by(verdict: Verdict, policy_id: str, *, recorded: bool) -> str:

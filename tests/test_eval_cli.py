@@ -268,6 +268,10 @@ def test_every_figure_of_the_lenient_policy_uses_its_answers(tmp_path: Path) -> 
     [
         (["--timeout", "nan"], "--timeout must be positive"),  # NaN passed `<= 0`: no deadline
         (["--timeout", "0"], "--timeout must be positive"),
+        (["--timeout", "inf"], "--timeout must be positive and at most 86400 s"),  # overflowed
+        (["--timeout", "1e308"], "--timeout must be positive and at most 86400 s"),
+        (["--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m", "--judge-timeout", "inf"],
+         "--judge-timeout must be positive and finite"),
         (["--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m", "--judge-max-tokens", "0"],
          "--judge-max-tokens must be at least 1"),
     ],
@@ -288,3 +292,31 @@ def test_a_run_spec_with_input_keys_of_another_version_is_read(tmp_path: Path) -
     Path(f"{path}.spec.json").write_text(json.dumps(spec))
     code, result = run_eval(tmp_path, str(path))
     assert code == 0 and result["tasks"][0]["model"] == "m"
+
+
+LINK = "[link=http://x]y[/link]"
+
+
+def test_names_subjects_and_paths_are_shown_as_text_never_as_markup(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model name is whatever a server or a file says (`/v1/models` may list `[/]`), and so
+    are subjects and folder names: rich markup in them is printed as it is written."""
+    paths = []
+    for model, folder in (("[/]", "[red]A"), ("[/]", "[bold]B"), (LINK, "C")):
+        rows = [
+            generation(
+                f"q{i}", j, "7", _out(str(7 + j)), model=model, subject=f"[/]{i}", level=LINK
+            )
+            for i in range(2)
+            for j in range(2)
+        ]
+        (tmp_path / folder).mkdir()
+        paths.append(str(write_jsonl(tmp_path / folder / "math500.jsonl", rows[:-1])))
+    code, result = run_eval(tmp_path, *paths)
+    printed = capsys.readouterr().out
+    assert code == 0 and [t["model"] for t in result["tasks"]] == ["[/]", "[/]", LINK]
+    shown = ("[/]", LINK, "[red]A/math500.jsonl", "[bold]B/math500.jsonl", "[/]0")
+    for text in (*shown, "incomplete: math500 · [/]"):
+        assert text in printed, text
+    assert "\x1b]8;" not in printed  # no terminal hyperlink

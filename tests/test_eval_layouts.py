@@ -376,3 +376,45 @@ def test_a_folder_of_model_folders_names_the_layout(
     write_jsonl(_folder(tmp_path, "A") / "aime24.jsonl", _rows(AIME[:1], 1, 1))
     assert main(["eval", str(tmp_path), *FLAGS]) == 2
     assert "subfolders are not searched: name output/<model>" in capsys.readouterr().err
+
+
+def test_a_path_that_exists_is_a_path_not_a_pattern(tmp_path: Path) -> None:
+    """`aime24[1].jsonl` names that file (as a pattern it matched `aime241.jsonl`, another
+    run, or nothing); a pattern still matches when no such path exists."""
+    named = write_jsonl(tmp_path / "aime24[1].jsonl", _rows(AIME[:3], 1, 1))
+    write_jsonl(tmp_path / "aime241.jsonl", _rows(AIME[:3], 1, 0))
+    folder = tmp_path / "[x]"
+    folder.mkdir()
+    write_jsonl(folder / "aime24.jsonl", _rows(AIME[:3], 1, 1))
+    for paths, files in [
+        ([str(named)], ["aime24[1].jsonl"]),
+        ([str(folder)], ["aime24.jsonl"]),
+        ([str(tmp_path / "aime24[0-9].jsonl")], ["aime241.jsonl"]),
+    ]:
+        result = tmp_path / "r.json"
+        argv = ["eval", *paths, "--task", "aime24", "--result-json", str(result), *FLAGS]
+        assert main(argv) == 0
+        tasks = json.loads(result.read_text())["tasks"]
+        assert [Path(t["file"]).name for t in tasks] == files
+        assert tasks[0]["accuracy"] == (0.0 if files == ["aime241.jsonl"] else 1.0)
+
+
+def test_problems_not_in_the_task_are_named_and_left_out_of_its_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An aime25 file with aime24 rows in it scored as 35 problems, complete; now its 30
+    problems, and the 5 others named (the export holds the 30 too)."""
+    aime25 = [json.loads(line) for line in (DATA_DIR / "aime25.jsonl").open()]
+    path = write_jsonl(tmp_path / "aime25.jsonl", _rows(AIME[:5], 1, 0) + _rows(aime25, 1, 1))
+    result, export = tmp_path / "r.json", tmp_path / "v.jsonl"
+    argv = ["eval", str(path), "--result-json", str(result), "--export-verdicts", str(export)]
+    assert main([*argv, *FLAGS]) == 0
+    exported = [json.loads(line) for line in export.read_text().splitlines()]
+    assert sorted(r["problem_id"] for r in exported) == sorted(p["id"] for p in aime25)
+    (task,) = json.loads(result.read_text())["tasks"]
+    assert (task["n_problems"], task["accuracy"], task["complete"]) == (30, 1.0, True)
+    assert task["n_problems_foreign"] == 5
+    out = capsys.readouterr()
+    (warning,) = [ln for ln in out.err.splitlines() if "left out" in ln]
+    assert "5 problems are not in" in warning and AIME[0]["id"] in warning
+    assert "left out: aime25 · " in out.out

@@ -12,7 +12,7 @@ import pytest
 
 from llmeval.cli.main import main
 from tests.infer_helpers import counts, err_line, infer, rows, write_jsonl
-from tests.support.bad_replies import AFTER_DONE, GARBAGE, WRONG
+from tests.support.bad_replies import AFTER_DONE, AFTER_STOP, ERROR_200, GARBAGE, WRONG
 from tests.support.threaded_server import serve
 
 SMALL = [
@@ -137,7 +137,8 @@ def test_a_reply_that_ignores_max_tokens_is_cut_at_the_cap_and_marked(
 
 
 @pytest.mark.parametrize(
-    ("mode", "fault"), [(m, "disorder") for m in MODES] + [(MODES[0], "after_done")]
+    ("mode", "fault"),
+    [(m, "disorder") for m in MODES] + [(MODES[0], "after_done"), (MODES[0], "after_stop")],
 )
 def test_choice_0_is_taken_and_nothing_after_done_counts(
     mode: str, fault: str, tmp_path: Path
@@ -150,4 +151,20 @@ def test_choice_0_is_taken_and_nothing_after_done_counts(
         assert infer(srv.url, inp, faulty, "--n-samples", "2", mode) == 0
     gens = [r["gen"] for r in rows(faulty)]
     assert gens == [r["gen"] for r in rows(clean)]
-    assert not any(WRONG in g or AFTER_DONE in g for g in gens)
+    assert not any(WRONG in g or AFTER_DONE in g or AFTER_STOP in g for g in gens)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_error_in_a_200_reply_shows_the_server_s_message_and_is_retried(
+    mode: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """HTTP 200 whose body is `{"error": ...}`: the server's message, not "stream ended
+    without any choice" or "malformed completion (KeyError)"; retried like a 500."""
+    inp, out = write_jsonl(tmp_path / "in.jsonl", SMALL), tmp_path / "o.jsonl"
+    with serve(faults={"error_200": 1.0}) as srv:
+        assert infer(srv.url, inp, out, mode, "--max-retries", "1") == 3
+    failed = [ln for ln in capsys.readouterr().err.splitlines() if "failed: " in ln]
+    assert failed and all(f"the server replied with an error: {ERROR_200}" in ln for ln in failed)
+    with serve(faults={"error_200": 0.3}) as srv:
+        assert infer(srv.url, inp, out, mode, "--n-samples", "2") == 0
+    assert set(counts(out).values()) == {2}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -256,22 +257,28 @@ def test_deadline_cuts_a_trickling_answer_and_a_rerun_completes(tmp_path: Path, 
     assert len(rows(out)) == 1
 
 
+def _infer_writing(inp: Path, out: Path, url: str, lines: int) -> subprocess.Popen[str]:
+    """`llmeval infer` (n=4, one request at a time) as a process, once `out` holds `lines`."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llmeval", "infer", "--input", str(inp), "--output", str(out),
+         "--base-url", url, "--n-samples", "4", "--max-workers", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not (out.exists() and out.read_bytes().count(b"\n") >= lines):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.02)
+    return proc
+
+
 @pytest.mark.parametrize("how", ["hard link", "lock file deleted"])
 def test_no_name_game_gets_a_second_infer_past_the_lock(
     how: str, small: Path, tmp_path: Path, capsys
 ) -> None:
     out = tmp_path / "o.jsonl"
     with serve(latency=0.2) as srv:
-        first = subprocess.Popen(
-            [sys.executable, "-m", "llmeval", "infer", "--input", str(small), "--output", str(out),
-             "--base-url", srv.url, "--n-samples", "4", "--max-workers", "1"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while not (out.exists() and out.read_bytes().count(b"\n") >= 1):
-            assert time.monotonic() < deadline and first.poll() is None
-            time.sleep(0.05)
+        first = _infer_writing(small, out, srv.url, lines=1)
         name = out
         if how == "hard link":
             name = tmp_path / "same.jsonl"
@@ -279,6 +286,53 @@ def test_no_name_game_gets_a_second_infer_past_the_lock(
         else:
             Path(f"{out}.lock").unlink(missing_ok=True)  # (older versions locked this file)
         assert infer(srv.url, small, name, "--n-samples", "4") == 2
-        assert first.wait(60) == 0
+        first.communicate(timeout=60)
+        assert first.returncode == 0
     assert "another llmeval infer is writing" in capsys.readouterr().err
     assert set(counts(out).values()) == {4}  # and no pair twice
+
+
+def test_an_output_linked_to_another_run_is_checked_against_that_run_s_spec(
+    small: Path, tmp_path: Path, capsys
+) -> None:
+    """`--output` a symlink to another run's file: the samples go there, so the spec beside
+    it (the one eval reads) is the one a resume must match; none is written beside the link."""
+    other = tmp_path / "other" / "aime24.jsonl"
+    link = tmp_path / "mine.jsonl"
+    with serve() as srv:
+        assert infer(srv.url, small, other, "--n-samples", "1") == 0
+        link.symlink_to(other)
+        before = other.read_bytes()
+        capsys.readouterr()
+        assert infer(srv.url, small, link, "--n-samples", "2", "--temperature", "0.9") == 2
+        err = capsys.readouterr().err
+        assert "temperature: 0.6 -> 0.9" in err and other.read_bytes() == before
+        assert not Path(f"{link}.spec.json").exists()
+        assert infer(srv.url, small, link, "--n-samples", "2") == 0  # same parameters: resumes
+    assert set(counts(other).values()) == {2} and not Path(f"{link}.spec.json").exists()
+
+
+@pytest.mark.parametrize("how", ["deleted", "folder deleted", "replaced"])
+def test_an_output_deleted_while_infer_runs_is_made_again_and_a_replaced_one_stops_it(
+    how: str, small: Path, tmp_path: Path
+) -> None:
+    """Deleted (a clean-up), infer makes the file again with every line it held and goes on;
+    replaced by another file, it stops with exit 5 saying so. It said "wrote 20 of 20", exit 0,
+    with every sample gone."""
+    out = tmp_path / "run" / "o.jsonl"
+    with serve(latency=0.1) as srv:
+        proc = _infer_writing(small, out, srv.url, lines=3)
+        if how == "replaced":
+            out.rename(tmp_path / "moved.jsonl")
+            out.write_text("")
+        else:
+            shutil.rmtree(out.parent) if how == "folder deleted" else out.unlink()
+        stdout, stderr = proc.communicate(timeout=120)
+    assert "Traceback" not in stderr
+    if how == "replaced":
+        assert proc.returncode == 5 and "was replaced by another file" in err_line(stderr)
+        assert out.read_text() == "" and len(rows(tmp_path / "moved.jsonl")) >= 3
+        return
+    assert proc.returncode == 0, stderr
+    assert "was deleted while this run wrote to it: made again" in stderr
+    assert set(counts(out).values()) == {4} and "wrote 20 of 20" in stdout  # none twice

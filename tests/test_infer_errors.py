@@ -19,6 +19,8 @@ from tests.infer_helpers import ROOT, err_line, infer, write_jsonl
 from tests.support.threaded_server import serve
 
 GOOD = {"id": "a", "problem": "q", "answer": "1"}
+OWN_KEYS = ("sample_idx", "problem_id", "finish_reason", "usage", "prompt", "answer", "doc_id",
+            "sample_index", "subject", "reasoning_content")  # fmt: skip
 NO_THINKING = '{"chat_template_kwargs": {"enable_thinking": false}}'
 
 
@@ -106,6 +108,12 @@ def test_wrong_model_exit_4_with_the_servers_message(tmp_path: Path, capsys) -> 
         (["--progress-interval", "-1"], "--progress-interval must be positive"),
         (["--temperature", "nan"], "--temperature"),
         (["--timeout", "-1"], "--timeout must be positive"),
+        # the text under one of llmeval's own fields: unresumable, unscorable, cut-offs counted
+        # as finished, every resume asking for everything, or ids and subjects bent in eval
+        *(
+            (["--response_key", key], f"--response_key {key!r} names a field llmeval writes")
+            for key in OWN_KEYS
+        ),
         # it sent enable_thinking true whatever --extra-body said (issue 30.12)
         (["--enable-thinking", "--extra-body", NO_THINKING],
          "--enable-thinking and --extra-body's chat_template_kwargs.enable_thinking false"),

@@ -15,6 +15,7 @@ from llmeval.infer.tally import (
     print_summary,
     stopwatch,
 )
+from llmeval.progress import Progress
 
 
 def test_plain_progress_line() -> None:
@@ -67,3 +68,13 @@ def test_the_summary_ends_with_the_hint(
         print_summary(tally, tmp_path / "out.jsonl", 60.0, client_bound_hint(59, 60, True))
     assert "wrote 10 of 10 samples" in capsys.readouterr().out
     assert [r.getMessage() for r in caplog.records][-1].startswith("llmeval used 98% of a CPU")
+
+
+def test_the_live_bar_shows_markup_in_its_counters_as_text(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    shown = Progress("infer", live=True)
+    shown.update(1, 2, "[/] [link=http://x]y[/link]")
+    shown.update(2, 2, "[/] [link=http://x]y[/link]", last=True)
+    shown.close()
+    assert "[/] [link=http://x]y[/link]" in capsys.readouterr().err

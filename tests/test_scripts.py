@@ -210,7 +210,12 @@ def test_run_infer_writes_no_password_into_its_log_or_messages(tmp_path: Path) -
     refused = run("run_infer.sh", BASE_URLS="http://alice:s3cret-pw@127.0.0.1:9/v1", **env)
     assert refused.returncode == 4
     assert "no server answers at BASE_URLS (http://***@127.0.0.1:9/v1)" in refused.stderr
-    for text in (done.stdout, done.stderr, log, refused.stderr):
+    dry = run("run_infer.sh", BASE_URLS=url, DRY_RUN="1", MODEL="m")
+    scores = run("get_scores.sh", str(data), DRY_RUN="1",
+                 EXTRA_ARGS=f"--judge-url {url} --judge-model j")  # fmt: skip
+    assert "--base-url http://***@127.0.0.1:" in dry.stdout
+    assert "--judge-url http://***@127.0.0.1:" in scores.stdout
+    for text in (done.stdout, done.stderr, log, refused.stderr, dry.stdout, scores.stdout):
         assert "s3cret-pw" not in text
 
 
@@ -334,3 +339,32 @@ def test_bench_and_stress_scripts_show_the_command_that_runs_them(path: Path) ->
         done = subprocess.run([sys.executable, "-m", f"bench.{path.stem}", "--help"], cwd=ROOT,
                               capture_output=True, text=True, timeout=60)  # fmt: skip
         assert done.returncode == 0, done.stderr
+
+
+def test_run_infer_keeps_a_server_chosen_model_name_inside_output_and_hides_the_api_key(
+    tmp_path: Path,
+) -> None:
+    """The folder is named after the model the server lists: `..` made it output/.. (the
+    current folder); an --api-key in EXTRA_ARGS was printed into the log."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "aime24.jsonl").write_text('{"id": "1", "problem": "1+1?", "answer": "2"}\n')
+    key = "sk-scr1pt-k3y"
+    env = {**os.environ, "TASKS": "aime24", "INPUT_DIR": str(data), "N_SAMPLES": "1",
+           "LLMEVAL": f"{sys.executable} -m llmeval", "EXTRA_ARGS": f"--api-key {key}",
+           "PYTHONPATH": str(ROOT)}  # fmt: skip
+    for name, folder in (("..", "_."), ("a/../..", "_."), ("/", "model"), ("x y", "x_y")):
+        with serve(models=(name,)) as srv:
+            script, here = ["bash", str(SCRIPTS / "run_infer.sh")], env | {"BASE_URLS": srv.url}
+            done = subprocess.run(script, env=here, cwd=tmp_path, capture_output=True, text=True,
+                                  timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        out = tmp_path / "output" / folder
+        assert (out / "aime24.jsonl").is_file(), (name, done.stderr)
+        log = (out / "logs" / "aime24.log").read_text()
+        assert "--api-key ***" in log
+        assert key not in log + done.stdout + done.stderr
+        shutil.rmtree(tmp_path / "output")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]  # nothing outside output/
+    dry = run("run_infer.sh", DRY_RUN="1", MODEL="m", EXTRA_ARGS=f"--api-key={key}")
+    assert "--api-key=***" in dry.stdout and key not in dry.stdout

@@ -72,6 +72,30 @@ def test_the_api_key_is_never_written_nor_printed(how: str, tmp_path: Path) -> N
     assert _files_holding(tmp_path, KEY) == []
 
 
+def test_a_password_in_a_file_someone_else_wrote_is_never_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run spec and rows written by another tool (or an older llmeval) with a password in
+    their URLs: eval and report show those URLs without it."""
+    from llmeval.cli.main import main
+
+    out = tmp_path / "aime24.jsonl"
+    with serve() as srv:
+        assert main(_infer_argv(srv.url, out, "--progress", "plain")) == 0
+        secret_url = srv.url.replace("http://", f"http://user:{KEY}@")
+    spec = out.with_name(out.name + ".spec.json")
+    spec.write_text(spec.read_text().replace(srv.url, secret_url))
+    out.write_text(out.read_text().replace(srv.url, secret_url))
+    assert KEY in spec.read_text() and KEY in out.read_text()
+    report, result = tmp_path / "r.html", tmp_path / "r.json"
+    assert main(["eval", str(out), "--result-json", str(result), "--no-progress"]) == 0
+    assert main(["report", str(out), "--out", str(report), "--no-compress"]) == 0
+    said = capsys.readouterr()
+    assert KEY not in said.out + said.err
+    assert srv.url in report.read_text()  # the endpoint and the spec's server, shown
+    assert _files_holding(tmp_path, KEY) == ["aime24.jsonl", "aime24.jsonl.spec.json"]
+
+
 # --- no code path hands text to an evaluator -------------------------------------------------
 
 
@@ -149,6 +173,29 @@ def test_only_http_and_https_urls(url: str, tmp_path: Path) -> None:
     assert not (tmp_path / "o.jsonl").exists()
 
 
+MALFORMED = ["http://[::1/v1", "http://u:pw-9z@[::1/v1", "http://h:99999/v1", "http://h:abc/v1",
+             "http://a b/v1", "http://[zz]/v1"]  # fmt: skip
+
+
+@pytest.mark.parametrize("url", MALFORMED)
+def test_a_malformed_url_is_one_line_naming_its_flag(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from llmeval.cli.main import main
+
+    gens = tmp_path / "aime24.jsonl"
+    gens.write_text('{"problem_id": "1", "sample_idx": 0, "answer": "3", "gen": "\\\\boxed{3}"}\n')
+    for argv, flag in [
+        (_infer_argv(url, tmp_path / "o.jsonl"), "--base-url"),
+        (["eval", str(gens), "--judge-url", url, "--judge-model", "m"], "--judge-url"),
+    ]:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        (line,) = err.strip().splitlines()
+        assert line.startswith(f"llmeval {argv[0]}: error: {flag} ") and "pw-9z" not in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["aime24.jsonl"]
+
+
 @pytest.fixture(scope="module")
 def hang_up_port() -> Iterator[int]:
     """A port that accepts connections and closes them at once."""
@@ -174,7 +221,7 @@ def hang_up_port() -> Iterator[int]:
 
 
 @pytest.mark.parametrize(
-    "where", ["refused", "unknown host", "hangs up", "tls to a hang-up", "404"]
+    "where", ["refused", "unknown host", "hangs up", "tls to a hang-up", "404", "a password"]
 )
 def test_unreachable_server_is_one_clear_line(
     where: str, hang_up_port: int, tmp_path: Path
@@ -186,6 +233,7 @@ def test_unreachable_server_is_one_clear_line(
             "hangs up": f"http://127.0.0.1:{hang_up_port}/v1",
             "tls to a hang-up": f"https://127.0.0.1:{hang_up_port}/v1",
             "404": srv.url.replace("/v1", "/elsewhere/v1"),
+            "a password": f"http://user:{KEY}@127.0.0.1:1/v1",
         }[where]
         done = _run(*_infer_argv(url, tmp_path / "o.jsonl", "--timeout", "5",
                                  "--max-retries", "1", "--retry-delay", "0.01"))  # fmt: skip
@@ -194,7 +242,10 @@ def test_unreachable_server_is_one_clear_line(
     errors = [ln for ln in done.stderr.splitlines() if ln.startswith("llmeval infer: error: ")]
     assert len(errors) == 1, done.stderr
     assert "exec format error" not in errors[0]  # an SSL code read as an OS errno
+    assert KEY not in done.stderr + done.stdout
     if where == "404":
         assert "HTTP 404" in errors[0]
+    elif where == "a password":
+        assert "cannot reach http://127.0.0.1:1/v1" in errors[0]
     else:
         assert "cannot reach" in errors[0] and url.split("/v1")[0] in errors[0]

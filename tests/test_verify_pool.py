@@ -9,15 +9,22 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from llmeval.evaluate.extract import extract_math
-from llmeval.verify.pool import VerifyPool, VerifyResult, VerifyTask
+from llmeval.verify.pool import BACKSTOP, VerifyPool, VerifyResult, VerifyTask, default_workers
 from llmeval.verify.verifier import verify
-from tests.support.procs import blocked_signals, children_status, session_members
+from tests.support.procs import (
+    blocked_signals,
+    children_status,
+    session_members,
+    verifier_workers,
+)
 from tests.support.synthetic import math500_run, write_jsonl
 
 TOWER = "9^{9^{9^{9^{9}}}}"
@@ -198,3 +205,99 @@ def test_ctrl_c_at_a_terminal_during_a_cold_eval_is_quiet(tmp_path: Path, after:
     while session_members(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not session_members(proc.pid)
+
+
+def _stop_the_worker_after_the_first_result(
+    results: list[VerifyResult], resume_after: float | None = None
+) -> Callable[[VerifyResult], None]:
+    """An `on_result` that SIGSTOPs the only worker once its first pair is answered (and
+    SIGCONTs it `resume_after` seconds later): it gets its next pair while stopped, as a worker
+    waiting for a core would, and no CPU time passes."""
+
+    def on_result(result: VerifyResult) -> None:
+        results.append(result)
+        if len(results) == 1:
+            (worker,) = verifier_workers()
+            os.kill(worker, signal.SIGSTOP)
+            if resume_after is not None:
+                threading.Timer(resume_after, os.kill, (worker, signal.SIGCONT)).start()
+
+    return on_result
+
+
+def test_the_deadline_is_cpu_time_not_time_spent_waiting_for_a_core() -> None:
+    results: list[VerifyResult] = []
+    pool = VerifyPool(1, timeout_s=1.0)
+    on_result = _stop_the_worker_after_the_first_result(results, resume_after=2.5)
+    pool.run([_task("a", "x+1", "1+x"), _task("b", "\\frac{1}{2}", "0.5")], on_result)
+    assert [(r.key, r.status, r.final) for r in results] == [("a", "correct", True),
+                                                             ("b", "correct", True)]  # fmt: skip
+    assert results[1].seconds > 2.0 and pool.replaced == 0  # twice its deadline, not killed
+
+
+def test_a_worker_that_never_answers_is_killed_at_the_backstop_and_its_timeout_is_not_final(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    results: list[VerifyResult] = []
+    pool = VerifyPool(1, timeout_s=0.5)
+    on_result = _stop_the_worker_after_the_first_result(results)
+    pool.run([_task("a", "x+1", "1+x"), _task("b", "x+1", "x+2")], on_result)
+    assert [(r.key, r.status, r.final) for r in results] == [("a", "correct", True),
+                                                             ("b", "timeout", False)]  # fmt: skip
+    assert results[1].seconds >= BACKSTOP * 0.5 and "machine busy" in (results[1].detail or "")
+    assert pool.busy_machine == 1 and pool.replaced == 1
+    assert "1 pairs got under 0.5 s of CPU in 2.5 s" in caplog.text
+
+
+def test_no_more_workers_than_cores_with_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    cores = default_workers()
+    assert VerifyPool(cores, 5).workers == cores and not caplog.text
+    assert VerifyPool(cores + 498, 5).workers == cores
+    (line,) = caplog.text.splitlines()
+    assert f"--workers {cores + 498} lowered to {cores}, the cores eval may use" in line
+
+
+def _cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _kill_busy_workers(times: int) -> threading.Thread:
+    """SIGKILL (as the OOM killer would) each verifier worker once it has spent 0.3 s of CPU
+    on a power tower, `times` times."""
+
+    def loop() -> None:
+        killed: set[int] = set()
+        deadline = time.monotonic() + 60
+        while len(killed) < times and time.monotonic() < deadline:
+            for worker in set(verifier_workers()) - killed:
+                if _cpu_s(worker) > 0.3:
+                    os.kill(worker, signal.SIGKILL)
+                    killed.add(worker)
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("kills", [1, 2])
+def test_a_killed_worker_s_pair_is_tried_once_more_then_an_error_with_one_line(
+    kills: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    results: list[VerifyResult] = []
+    pool = VerifyPool(1, timeout_s=2.0)
+    killer = _kill_busy_workers(kills)
+    pool.run([_task("tower", "42", TOWER), _task("a", "42", "\\frac{84}{2}")], results.append)
+    killer.join()
+    statuses = {r.key: (r.status, r.final) for r in results}
+    # once: the fresh worker works on it to its CPU deadline; twice: an error, never cached
+    assert statuses["tower"] == (("timeout", True) if kills == 1 else ("error", False))
+    assert statuses["a"] == ("correct", True) and len(results) == 2
+    (line,) = [ln for ln in caplog.text.splitlines() if "died" in ln]
+    assert (
+        f"1 verifier workers died on a pair (killed: out of memory?) and {kills - 1} pairs" in line
+    )

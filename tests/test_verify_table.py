@@ -14,7 +14,7 @@ import pytest
 
 from llmeval.evaluate.answers import read_answers
 from llmeval.tasks import DATA_DIR
-from llmeval.verify.verifier import exact_status, parse_gold, verifier_id, verify
+from llmeval.verify.verifier import TOO_LONG, exact_status, parse_gold, verifier_id, verify
 from tests.support.synthetic import reasoning
 
 THINK = "<think>\n" + reasoning(4000, random.Random(7)) + "\n</think>\n\n"
@@ -236,3 +236,29 @@ def test_verifier_id_names_versions_and_policy() -> None:
     assert "math-verify==0.9.0" in vid
     assert "policy=strict" in vid and "policy=lenient" in verifier_id("math", "lenient")
     assert verifier_id("choice") != vid
+
+
+def _terms(chars: int) -> str:
+    """A sum of assorted terms of about `chars` characters (sympy's work grows with it)."""
+    rng, parts = random.Random(1), []
+    while sum(map(len, parts)) < chars:
+        k = rng.randint(1, 9)
+        parts.append(rng.choice([f"\\frac{{{k}}}{{x+{k}}}", f"x^{{{k}}}", f"\\sin({k}x)"]))
+    return "+".join(parts)
+
+
+@pytest.mark.parametrize(
+    ("gold", "answer", "expected"),
+    [
+        # over 200 characters and 10x its gold: not compared (a 1,100-character sum took 15 s
+        # of CPU against x^2+1, and each distinct one up to the whole --timeout)
+        ("x^2+1", _terms(1100), ("incorrect", None, TOO_LONG)),
+        ("x^2+1", _terms(201), ("incorrect", None, TOO_LONG)),
+        ("0", "\\sin^2 x+\\cos^2 x-1" + "+0" * 80, ("correct", None, None)),  # 181: compared
+        # a long gold lets its answer be as long: 10x
+        ("\\left(" + _terms(60) + "\\right)", "(" + _terms(60) + ")", ("correct", None, None)),
+    ],
+    ids=["1100-chars", "201-chars", "181-chars", "long-gold"],
+)
+def test_an_answer_s_size_bounds_its_work(gold: str, answer: str, expected: tuple) -> None:
+    assert verify(gold=gold, answer=answer) == expected

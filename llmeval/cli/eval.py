@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from pathlib import Path
 
@@ -46,9 +47,10 @@ def add_eval_options(parser: argparse.ArgumentParser) -> None:
     add("--cache", "--cache_path", dest="cache", type=Path, help="one verdict cache file for all")
     add("--no-cache", action="store_true", help="neither read nor write verdicts")
     add("--workers", "--max_workers", dest="workers", type=int, default=default_workers(),
-        help="verifier processes (default: all cores)")  # fmt: skip
+        help="verifier processes (default and most: all cores)")  # fmt: skip
     add("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
-        help="hard deadline per verification in seconds (default %(default)s)")  # fmt: skip
+        help="hard deadline per verification, seconds of the verifier's CPU time (default "
+        "%(default)s)")  # fmt: skip
     add("--memory-mb", type=int, default=DEFAULT_MEMORY_MB,
         help="address-space cap per verifier process (default %(default)s; 0: none)")  # fmt: skip
     add("--policy", choices=["strict", "lenient"], default="strict",
@@ -75,6 +77,9 @@ def add_eval_options(parser: argparse.ArgumentParser) -> None:
     add("--no-progress", action="store_true", help="no progress display")
 
 
+MAX_TIMEOUT_S = 86_400
+
+
 def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> EvalOptions:
     """Check the flags and turn them into `EvalOptions`."""
     paths = list(args.paths) + list(args.input_path)
@@ -82,10 +87,12 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
         raise UsageError("give at least one generation file, folder or glob")
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
-    if not args.timeout > 0:  # (NaN too)
-        raise UsageError("--timeout must be positive")
+    if not 0 < args.timeout <= MAX_TIMEOUT_S:  # (NaN too; inf overflowed in the pool)
+        raise UsageError(f"--timeout must be positive and at most {MAX_TIMEOUT_S} s (a day)")
     if args.cache and args.no_cache:
         raise UsageError("--cache and --no-cache do not go together")
+    if args.cache and args.cache.name.endswith(".spec.json"):  # it made the run unreadable
+        raise UsageError(f"--cache {args.cache}: a run spec's name; name a .jsonl file")
     judge = None
     if args.judge_url or args.judge_model:
         from llmeval.client.endpoints import normalize_base_url
@@ -95,13 +102,13 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
             raise UsageError("--judge-url and --judge-model go together")
         if args.judge_workers < 1:
             raise UsageError("--judge-workers must be at least 1")
-        if not args.judge_timeout > 0:
-            raise UsageError("--judge-timeout must be positive")
+        if not 0 < args.judge_timeout < math.inf:
+            raise UsageError("--judge-timeout must be positive and finite")
         if args.judge_max_tokens < 1:
             raise UsageError("--judge-max-tokens must be at least 1")
         api_key = args.judge_api_key or os.environ.get("LLMEVAL_JUDGE_API_KEY") or None
         judge = JudgeOptions(
-            normalize_base_url(args.judge_url),
+            normalize_base_url(args.judge_url, "--judge-url"),
             args.judge_model,
             api_key,
             args.judge_workers,

@@ -15,6 +15,7 @@ from llmeval.client.endpoints import ClientConfig, normalize_base_url
 from llmeval.errors import UsageError
 from llmeval.infer.options import InferOptions
 from llmeval.problems import InputKeys
+from llmeval.records import Generation
 from llmeval.sampling import Sampling
 from llmeval.shards import Shard, parse_shard, slurm_shard
 from llmeval.tasks import MATH_TEMPLATE, TASKS, get_task, task_from_filename, unknown_task
@@ -108,6 +109,7 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
     urls = args.base_url or [os.environ.get("LLMEVAL_BASE_URL") or DEFAULT_BASE_URL]
     for url in urls:
         normalize_base_url(url)
+    _check_response_key(args.response_key)
     if args.system_prompt_type not in (None, "empty", "none"):
         raise UsageError(
             f"--system_prompt_type {args.system_prompt_type!r} is not known here; "
@@ -143,6 +145,22 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         shard=shard,
         shard_source=shard_source,
     )
+
+
+# What a generation row holds (llmeval's fields) and what eval reads from other harnesses' rows
+# (ids, sample index, problem text, reasoning, subject, level): never the text's second name.
+OWN_KEYS = set(Generation.model_fields) | {"doc_id", "sample_index", "reasoning_content",
+                                           "problem", "question", "subject", "level"}  # fmt: skip
+
+
+def _check_response_key(key: str | None) -> None:
+    """Refuse a --response_key that names a field llmeval writes or reads (`gen` is the text:
+    upstream's default name, a no-op)."""
+    if key is not None and key != "gen" and key in OWN_KEYS:
+        raise UsageError(
+            f"--response_key {key!r} names a field llmeval writes or reads itself (the run "
+            "could not be resumed or scored); pick another name"
+        )
 
 
 def _warn_no_task(path: str, own_template: bool) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from types import ModuleType
 
 from llmeval import __version__
-from llmeval.errors import EXIT_INTERRUPTED, LlmevalError
+from llmeval.errors import EXIT_INTERRUPTED, LlmevalError, redact
 
 COMMANDS = ("infer", "eval", "report")
 
@@ -64,11 +64,12 @@ def import_holding_ctrl_c(name: str) -> ModuleType:
 
 
 class _StderrHandler(logging.Handler):
-    """Writes to whatever `sys.stderr` is at the time of each message (not at set-up)."""
+    """Writes to whatever `sys.stderr` is at the time of each message (not at set-up), any
+    password in a URL written `***` (a safety net: URLs are shown through `display_url`)."""
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            print(self.format(record), file=sys.stderr)
+            print(redact(self.format(record)), file=sys.stderr)
         except Exception:
             self.handleError(record)
 
@@ -106,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with fewer_collections():
             return int(args.func(args))
     except LlmevalError as exc:
-        print(f"llmeval {args.command}: error: {exc}", file=sys.stderr)
+        print(f"llmeval {args.command}: error: {redact(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"llmeval {args.command}: interrupted", file=sys.stderr)

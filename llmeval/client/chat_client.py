@@ -196,7 +196,9 @@ class ChatClient:
                         raise_for_status(
                             ep.url, resp.status_code, raw, resp.headers.get("retry-after")
                         )
-                    if not self.config.stream:
+                    # a whole JSON body where a stream was asked for: an error object, or a
+                    # server that does not stream
+                    if not self.config.stream or "json" in resp.headers.get("content-type", ""):
                         return parse_completion(*await self._read(resp))
                     parser = StreamParser(
                         started=start, now=time.perf_counter, limit=self.config.max_reply_bytes

@@ -6,7 +6,9 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from llmeval.errors import UsageError
+from llmeval.errors import UsageError, display_url
+
+__all__ = ["ClientConfig", "Endpoint", "display_url", "normalize_base_url", "pick"]
 
 SET_ASIDE_AFTER = 3  # consecutive failures before an endpoint is set aside
 
@@ -28,22 +30,22 @@ class ClientConfig:
     max_reply_bytes: int = 1 << 24  # a longer reply is cut there (the server ignored max_tokens)
 
 
-def normalize_base_url(url: str) -> str:
-    """`http://h:p`, `http://h:p/v1/` -> `http://h:p/v1`; http(s) only."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(f"--base-url {display_url(url)!r}: expected an http:// or https:// URL")
+def normalize_base_url(url: str, flag: str = "--base-url") -> str:
+    """`http://h:p`, `http://h:p/v1/` -> `http://h:p/v1`; http(s) only; a URL that cannot be
+    read (an unclosed `[`, a port that is no number, a space in the host) is refused."""
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 (raises on a port that is no number or out of range)
+    except ValueError as exc:
+        raise UsageError(f"{flag} {display_url(url)!r}: not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"{flag} {display_url(url)!r}: expected an http:// or https:// URL")
+    if any(c.isspace() or not c.isprintable() for c in parts.netloc):
+        raise UsageError(f"{flag} {display_url(url)!r}: not a URL (a space in its host)")
     path = parts.path.rstrip("/")
     if not path.endswith("/v1"):
         path += "/v1"
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
-
-
-def display_url(url: str) -> str:
-    """A URL without credentials, for logs and the run spec."""
-    parts = urlsplit(url)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 @dataclass(eq=False)

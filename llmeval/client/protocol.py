@@ -188,6 +188,7 @@ def parse_completion(raw: bytes, cut: bool = False) -> Reply:
     hold when it was `cut` at the size cap; raises `MalformedResponse` when it is not one."""
     try:
         data = from_json(raw, allow_partial="trailing-strings") if cut else loads_text(raw)
+        _raise_if_error(data)
         choice = next((c for c in data["choices"] if c.get("index", 0) == 0), None)
         if choice is None:
             raise MalformedResponse("malformed completion (no choice of index 0)")
@@ -200,6 +201,16 @@ def parse_completion(raw: bytes, cut: bool = False) -> Reply:
     reply.system_fingerprint = data.get("system_fingerprint")
     _usage_into(reply, data.get("usage"))
     return reply
+
+
+def _raise_if_error(data: Any) -> None:
+    """The server's error object instead of a reply or event (HTTP 200 with `{"error": ...}`,
+    or vLLM's `"object": "error"`): its message, retried (a context-length one is not)."""
+    if isinstance(data, dict) and ("error" in data or data.get("object") == "error"):
+        message = error_message(json.dumps(data).encode())
+        if is_context_error(400, message):
+            raise ContextLengthError(message)
+        raise StreamError(f"the server replied with an error: {message}")
 
 
 @dataclass
@@ -243,11 +254,7 @@ class StreamParser:
             raise MalformedResponse("malformed stream event (not JSON)") from None
         if not isinstance(event, dict):
             raise MalformedResponse("malformed stream event (not an object)")
-        if "error" in event:
-            message = error_message(json.dumps(event).encode())
-            if is_context_error(400, message):
-                raise ContextLengthError(message)
-            raise StreamError(f"error in stream: {message}")
+        _raise_if_error(event)
         if event.get("usage"):
             _usage_into(self.reply, event["usage"])
         if self.reply.system_fingerprint is None:
@@ -259,8 +266,8 @@ class StreamParser:
 
     def _choices(self, choices: Iterable[Any]) -> None:
         for choice in choices:
-            if choice.get("index", 0) != 0:
-                continue  # a server that ignored n=1: keep the first completion only
+            if choice.get("index", 0) != 0 or self.reply.finish_reason is not None:
+                continue  # another completion (n=1 ignored), or text after this one finished
             self.saw_choice = True
             content, reasoning = _texts(choice.get("delta") or {})
             if (content or reasoning) and self.reply.ttft_s is None and self.now is not None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import glob
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from llmeval.errors import InputError, UsageError
-from llmeval.files import open_regular, read_file
+from llmeval.files import link_out_of_folder, open_regular, read_file, without_bom
 from llmeval.records import RunSpec
 from llmeval.shards import SHARDS_SUFFIX, run_output, shard_of
 from llmeval.tasks import GENERIC, TASKS, Task, get_task, task_from_filename, unknown_task
@@ -25,10 +26,11 @@ SKYTHOUGHT = "results.json"  # SkyThought's run file, found in folders like *.js
 def discover(paths: list[str]) -> list[Path]:
     """Files named, `*.jsonl` files (and SkyThought's `results.json`) in folders named (and the
     shard files of their runs' `<run>.shards/` folders), glob matches; caches and exports
-    skipped."""
+    skipped. A path that exists is that path, even with glob characters in it."""
     found: list[Path] = []
     for raw in paths:
-        matches = sorted(glob.glob(raw)) if glob.has_magic(raw) else [raw]
+        pattern = glob.has_magic(raw) and not os.path.lexists(raw)
+        matches = sorted(glob.glob(raw)) if pattern else [raw]
         if not matches:
             raise InputError(raw, "no file matches this pattern")
         for match in matches:
@@ -39,7 +41,7 @@ def discover(paths: list[str]) -> list[Path]:
                 found.extend(p for p in shards if shard_of(p) and _is_generation_file(p))
                 if (path / SKYTHOUGHT).is_file():
                     found.append(path / SKYTHOUGHT)
-            elif not glob.has_magic(raw) or _is_generation_file(path):
+            elif not pattern or _is_generation_file(path):
                 found.append(path)
     unique = list(dict.fromkeys(p.resolve() for p in found))
     if not unique:
@@ -65,7 +67,7 @@ def _first_row(path: Path) -> dict[str, Any]:
     """The first line of a file as a JSON object; {} when it is not one."""
     try:
         with open(open_regular(path), "rb") as handle:
-            row = json.loads(handle.readline() or b"{}")
+            row = json.loads(handle.readline().removeprefix(b"\xef\xbb\xbf") or b"{}")
     except (OSError, ValueError, RecursionError):
         return {}
     return row if isinstance(row, dict) else {}
@@ -74,10 +76,14 @@ def _first_row(path: Path) -> dict[str, Any]:
 def read_spec(path: Path) -> RunSpec | None:
     """The run spec beside a generation file (`<file>.spec.json`), if there is one."""
     spec_path = path.with_name(path.name + ".spec.json")
+    target = link_out_of_folder(spec_path)
+    if target is not None:
+        log.warning("%s is a link out of its folder (to %s): not read", spec_path, target)
+        return None
     if not spec_path.exists():
         return None
     try:
-        spec = RunSpec.read(read_file(spec_path))
+        spec = RunSpec.read(without_bom(read_file(spec_path), spec_path))
     except ValidationError as exc:
         raise InputError(spec_path, f"not a run spec ({exc.errors()[0]['msg']})") from None
     own = RunSpec.own_fields_in(spec.extra_body)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from llmeval.errors import ServerError
+from llmeval.errors import ServerError, display_url
 from llmeval.evaluate.metrics import Outcome, group_by_problem, summarize
 from llmeval.evaluate.options import EvalOptions
 from llmeval.evaluate.runs import InputRun
@@ -75,7 +75,7 @@ def judge_files(runs: list[InputRun], options: EvalOptions, cache: VerdictCache)
         log.info("judge: asking %s about %d answers", judge.model, len(questions))
         ask_all(questions.values(), judge, on_reply)
         if not replies and not cached:  # the judge cannot be used: its figures are the rules'
-            raise ServerError(f"judge {judge.url}: no request succeeded: {errors[0]}")
+            raise ServerError(f"judge {display_url(judge.url)}: no request succeeded: {errors[0]}")
     for error in errors:
         log.warning("judge: %s (the rules' verdict stands)", error)
     for sample, key in asked:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from llmeval.errors import InputError, UsageError
-from llmeval.files import read_file
+from llmeval.files import read_file, without_bom
 from llmeval.jsonl import iter_lines, loads_text, read_dicts
 from llmeval.records import token_count
 
@@ -222,7 +222,7 @@ def _document(path: Path) -> Any:
 
 def _parse_whole(path: Path) -> Any:
     try:
-        return loads_text(read_file(path))
+        return loads_text(without_bom(read_file(path), path))
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(path, f"not valid JSON ({exc})") from None
 

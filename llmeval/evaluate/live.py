@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from llmeval.evaluate.labels import run_labels
 from llmeval.records import TaskScore
@@ -59,7 +60,7 @@ def progress_table(scores: list[TaskScore]) -> Table:
     for score, label in zip(scores, run_labels(scores), strict=True):
         samples, problems = coverage(score)
         table.add_row(
-            label,
+            Text(label),  # a model name a server chose (`[/]`), never markup
             samples,
             problems,
             f"{score.rounds_complete}/{score.n_samples}",

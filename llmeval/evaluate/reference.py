@@ -112,6 +112,7 @@ def apply_reference(source: InputRun) -> None:
                 len(texts),
                 path,
             )
+        _leave_out_foreign(source, by_problem, path)
         covered = set(source.reference_ids.values())
         source.problems_missing = [p.id for p in problems if covered and p.id not in covered]
         if source.problems_missing:
@@ -136,6 +137,25 @@ def apply_reference(source: InputRun) -> None:
                     if name in extras:
                         sample.meta.setdefault(name, extras[name])
     _settle_golds(source, by_problem, current, asked_alike, found[0] if found else None)
+
+
+def _leave_out_foreign(source: InputRun, by_problem: dict[str, list[Sample]], path: Path) -> None:
+    """Problems the reference does not hold (rows of another task appended?) are left out of
+    the run's figures, and named; when none is found there, every problem counts."""
+    if not source.reference_ids:
+        return
+    source.foreign = sorted(pid for pid in by_problem if pid not in source.reference_ids)
+    if source.foreign:
+        log.warning(
+            "%s: %d problems are not in %s (by id or text) and are left out of its figures: %s",
+            source.path,
+            len(source.foreign),
+            path,
+            ", ".join(source.foreign[:10]),
+        )
+        for pid in source.foreign:
+            del by_problem[pid]
+        source.drop_problems(set(source.foreign))
 
 
 def _settle_golds(

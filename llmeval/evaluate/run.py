@@ -20,7 +20,7 @@ from llmeval.evaluate.runs import InputRun, group_runs, read_run
 from llmeval.evaluate.scoring import accuracy, task_score
 from llmeval.records import CacheStats, ScoreReport, Verdict
 from llmeval.verify.cache import VerdictCache
-from llmeval.verify.pool import WORKER_DIED, VerifyPool, prestart
+from llmeval.verify.pool import VerifyPool, prestart
 from llmeval.verify.queue import VerifyResult, VerifyTask
 from llmeval.verify.verifier import (
     GOLD_UNPARSED,
@@ -186,10 +186,9 @@ def _verify(
             )
             for policy, status in zip(POLICIES, statuses, strict=True)
         }
-        # a crashed worker may be the machine's fault (OOM killer): remembered, not cached
-        crashed = result.status == "error" and result.detail == WORKER_DIED
+        # a worker killed twice (OOM killer) or a busy machine: remembered, not cached
         for verdict in verdicts.known[pair].values():
-            cache.add(verdict, [] if crashed else list(verdicts.wanted_by[pair]), new=True)
+            cache.add(verdict, list(verdicts.wanted_by[pair]) if result.final else [], new=True)
         verified += verdicts.waiting[pair]
         if progress:
             progress(verified, cached, waiting - verified)

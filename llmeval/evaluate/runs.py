@@ -61,6 +61,7 @@ class InputRun:
     model: str = ""  # the run spec's, else the rows' `model`, else the folder's name
     problems_missing: list[str] = field(default_factory=list)  # asked, but without a sample
     reference_ids: dict[str, str] = field(default_factory=dict)  # id -> the data file's id
+    foreign: list[str] = field(default_factory=list)  # not in the reference: left out
     parts: list[FilePart] = field(default_factory=list)  # its files (default: `path` alone)
     # the sample indices drawn under each settings id the rows record (None: rows without one)
     settings: dict[str | None, set[int]] = field(default_factory=dict)
@@ -95,6 +96,15 @@ class InputRun:
     def by_file(self) -> list[tuple[Path, list[Sample]]]:
         """Each file with the samples read from it (not those another file held first)."""
         return [(part.path, self.samples[part.start : part.stop]) for part in self.parts]
+
+    def drop_problems(self, problem_ids: set[str]) -> None:
+        """Leave out every sample of these problems, each file's share kept in step."""
+        kept: list[Sample] = []
+        for part, (_, samples) in zip(self.parts, self.by_file(), strict=True):
+            part.start = len(kept)
+            kept += [s for s in samples if s.problem_id not in problem_ids]
+            part.stop = len(kept)
+        self.samples = kept
 
 
 def seed_files(path: Path) -> list[Path] | None:

@@ -158,6 +158,7 @@ def task_score(source: InputRun, policy: str) -> TaskScore:
         shards=[str(shard) for shard in source.shards],
         settings=run_settings(source.spec),
         n_problems_missing=missing,
+        n_problems_foreign=len(source.foreign),
         n_samples=n,
         samples_expected=expected,
         samples_scored=len(outs),

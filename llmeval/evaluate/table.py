@@ -12,6 +12,7 @@ from typing import Any
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from llmeval.evaluate.labels import distinct, setting_labels, shard_layout
 from llmeval.evaluate.live import NO_ROUND_NOTE, progress_table
@@ -27,6 +28,12 @@ def _pct(value: float | None) -> str:
 def _pct_err(value: float | None, err: float | None) -> str:
     """A percentage with its standard error, when there is one."""
     return _pct(value) if value is None or err is None else f"{_pct(value)} ± {_pct(err)}"
+
+
+def _text(text: str) -> Text:
+    """Names, subjects and paths as they are written: a server or a file chose them, and rich
+    would read `[/]` (an error) or `[link=...]` (a terminal hyperlink) as markup."""
+    return Text(text)
 
 
 def _largest_k(figures: dict[str, float]) -> str | None:
@@ -71,7 +78,7 @@ def score_table(report: ScoreReport) -> Table:
         judge_cell = (_pct(score.judge.accuracy if score.judge else None),) if judge else ()
         k = _largest_k(score.pass_at_k)
         table.add_row(
-            f"{score.task} · {score.n_problems}×{score.n_samples}\n{run}",
+            _text(f"{score.task} · {score.n_problems}×{score.n_samples}\n{run}"),
             _pct_err(score.accuracy, score.stderr),
             _pct(score.policies.get(other)),
             *judge_cell,
@@ -135,11 +142,12 @@ def print_report(report: ScoreReport) -> None:
         for label, groups in (("subject", score.by_subject), ("level", score.by_level)):
             if not groups:
                 continue
-            table = Table(title=f"{run} by {label}")
+            table = Table(title=_text(f"{run} by {label}"))
             for name in (label, "problems", "accuracy"):
                 table.add_column(name, justify="left" if name == label else "right")
             for name, group in groups.items():
-                table.add_row(name, str(group.n_problems), _pct_err(group.accuracy, group.stderr))
+                row = (str(group.n_problems), _pct_err(group.accuracy, group.stderr))
+                table.add_row(_text(name), *row)
             console.print(table)
     cache = report.cache
     console.print(
@@ -152,8 +160,8 @@ def print_report(report: ScoreReport) -> None:
 
 def notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
     """The lines under the table: each incomplete run (with the shards owning its missing
-    samples), drawn under mixed settings, or with rows not counted (copies, taken indices);
-    the reasoning and answer tokens of each run whose rows report them."""
+    samples), drawn under mixed settings, with problems not in the task or rows not counted
+    (copies, taken indices); the reasoning and answer tokens of each run whose rows report them."""
     lines = []
     for score, run in zip(scores, runs, strict=True):
         if not score.complete:
@@ -162,6 +170,11 @@ def notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
                 f"incomplete: {run}: {score.n_problems_missing} problems without a sample, "
                 f"{score.samples_missing} samples missing in all"
                 + (f"; by the shard owning them: {owners}" if owners else "")
+            )
+        if score.n_problems_foreign:
+            lines.append(
+                f"left out: {run}: {score.n_problems_foreign} problems not in the task (see "
+                "the warning)"
             )
         if score.mixed_settings:
             lines.append(f"mixed settings: {run}: {score.mixed_settings}")

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from llmeval.errors import InputError, UsageError
-from llmeval.files import read_file
+from llmeval.files import link_out_of_folder, read_file, without_bom
 from llmeval.infer.segments import continued
 from llmeval.jsonl import read_models
 from llmeval.records import CONTEXT_REJECTED, RunSpec, SampleKey
@@ -28,8 +28,14 @@ Pair = tuple[str, int]  # (problem id, sample index)
 
 
 def spec_path(output: str | Path) -> Path:
-    """Where the run spec of an output lives: `<output>.spec.json`."""
-    return Path(f"{output}.spec.json")
+    """Where the run spec of an output lives: `<output>.spec.json` beside the file the samples
+    go to (through a symlink: beside its target, where eval reads it); a spec that is a link
+    out of that folder is refused, never followed."""
+    path = Path(f"{os.path.realpath(output)}.spec.json")
+    target = link_out_of_folder(path)
+    if target is not None:
+        raise InputError(path, f"a link out of its folder (to {target}): not followed; remove it")
+    return path
 
 
 def done_keys(output: str | Path) -> set[Pair]:
@@ -142,7 +148,7 @@ def _stored_spec(path: Path) -> RunSpec | None:
     if not path.exists():
         return None
     try:
-        return RunSpec.read(read_file(path))
+        return RunSpec.read(without_bom(read_file(path), path))
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(map(str, error["loc"])) or "the file"

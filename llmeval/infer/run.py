@@ -26,7 +26,7 @@ from llmeval.errors import (
     ServerError,
     UsageError,
 )
-from llmeval.files import make_folder, read_file, write_json_atomic
+from llmeval.files import make_folder, read_file, without_bom, write_json_atomic
 from llmeval.infer.options import InferOptions
 from llmeval.infer.resume import (
     Pair,
@@ -127,6 +127,7 @@ def run_infer(opts: InferOptions) -> int:
             f"--output {output} is a shard's file: give the run's output "
             f"({run_output(output)}) and --shard {shard_of(output)}"
         )
+    spec_path(own)  # a spec that is a link out of its folder: refused before any request
     make_folder(own.parent)
     with JsonlAppender(own, exclusive=True) as appender:  # a second infer is refused
         run = scan_run(output, own, opts.shard)
@@ -160,7 +161,8 @@ def _nothing_to_do(opts: InferOptions, problems: list[Problem], run: RunFiles) -
     models = []
     for path in run.files:
         with contextlib.suppress(OSError, LlmevalError, ValueError):
-            models.append(RunSpec.read(read_file(spec_path(path))).model)
+            spec_file = spec_path(path)
+            models.append(RunSpec.read(without_bom(read_file(spec_file), spec_file)).model)
     if opts.model or models:
         spec = build_spec(opts, opts.model or models[0], [])
         check_specs(run.own, spec, run.files, force=opts.force, has_output=False)

@@ -9,10 +9,11 @@ parsed: an extracted answer that says "Judgement: Yes" changes nothing.
 from __future__ import annotations
 
 import re
+from collections import deque
 
 from llmeval.records import cache_key
 
-JUDGE_VERSION = "judge-v2"
+JUDGE_VERSION = "judge-v3"  # v3: the reply reader (spellings, quotes, reasoning tags)
 SYSTEM = (
     "You are a strict grader of math answers. You compare a candidate answer with the "
     "reference answer of a problem and decide whether they are mathematically equivalent. "
@@ -41,10 +42,14 @@ between several answers is not equivalent.
 
 Explain briefly, then end with one line that is exactly "Judgement: Yes" or "Judgement: No"."""
 
-# one line, its markup (bullets, bold, quotes) bounded to that line: linear on any reply
+# one line, its markup (bullets, bold, headings) bounded to that line: linear on any reply;
+# both spellings, "Final" before it; a quoted line (`> Judgement: Yes`) is no verdict
 _VERDICT = re.compile(
-    r"^[ \t*#>_-]*+judgement[ \t]*+:[ \t*]*+(yes|no)\b", re.IGNORECASE | re.MULTILINE
+    r"^[ \t*#_-]*+(?:final[ \t]++)?judge?ment[ \t*_]*+:[ \t*_]*+(yes|no)\b",
+    re.IGNORECASE | re.MULTILINE,
 )
+_THINK_OPEN = re.compile(r"<think(?:ing)?[ \t]*+>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think(?:ing)?[ \t]*+>", re.IGNORECASE)
 MAX_FIELD_CHARS = 4000  # a problem or answer longer than this is cut (the middle elided)
 
 
@@ -70,14 +75,16 @@ def messages(problem: str, gold: str, answer: str) -> list[dict[str, str]]:
 
 
 def judgement(reply: str) -> str | None:
-    """ "yes" or "no" from the LAST `Judgement: Yes/No` line of the reply's final text: what
-    follows its last `</think>` (nothing, while a `<think>` it opens is unclosed); None
-    without one. A reply that did not finish is not read at all (`ask`)."""
-    end = reply.rfind("</think>")
-    if end >= 0:
-        reply = reply[end + len("</think>") :]
-    elif reply.lstrip().startswith("<think>"):
-        return None
+    """ "yes" or "no" from the LAST unquoted `Judgement: Yes/No` line (`Judgment`, `Final
+    Judgement` too) of the reply's final text: what follows its last `</think>` or
+    `</thinking>` (any case), up to a reasoning block it opens and never closes; None without
+    one. A reply that did not finish is not read at all (`ask`)."""
+    last = deque(_THINK_CLOSE.finditer(reply), maxlen=1)
+    if last:
+        reply = reply[last[0].end() :]
+    unclosed = _THINK_OPEN.search(reply)
+    if unclosed is not None:
+        reply = reply[: unclosed.start()]
     found = _VERDICT.findall(reply)
     return found[-1].lower() if found else None
 

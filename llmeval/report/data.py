@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from statistics import fmean, quantiles, stdev
 from typing import Any
 
+from llmeval.errors import display_url
 from llmeval.evaluate import metrics
 from llmeval.evaluate.runs import InputRun
 from llmeval.evaluate.samples import Sample, Texts
@@ -255,7 +256,7 @@ def serving_figures(samples: Sequence[Sample]) -> dict[str, dict]:
     without a figure's fields is left out of that figure only."""
     by_endpoint: dict[str, list[Sample]] = {}
     for s in samples:
-        by_endpoint.setdefault(sample_texts(s).endpoint or "unknown", []).append(s)
+        by_endpoint.setdefault(display_url(sample_texts(s).endpoint or "unknown"), []).append(s)
     out = {ep: _serving(rows) for ep, rows in sorted(by_endpoint.items())}
     if len(out) > 1:
         out["all"] = _serving(samples)

@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from llmeval.errors import OutputError
-from llmeval.files import atomic_file
+from llmeval.files import atomic_file, link_out_of_folder
 from llmeval.jsonl import JsonlAppender, loads_text, locked, read_models
 from llmeval.records import Verdict
 
@@ -38,8 +38,15 @@ class VerdictCache:
         self.timeout_s = timeout_s
         self._known: dict[Path, set[str]] = {}
         self.verdicts: dict[str, Verdict] = {}
+        self._writers: dict[Path, JsonlAppender | None] = {}
         for path in paths:
             self._known[path] = set()
+            target = link_out_of_folder(path)
+            if target is not None:  # never followed: nothing read, nothing created there
+                log.warning("verdict cache %s is a link out of its folder (to %s): not used",
+                            path, target)  # fmt: skip
+                self._writers[path] = None
+                continue
             if not path.exists():
                 continue
             dropped: Counter[str] = Counter()
@@ -52,7 +59,6 @@ class VerdictCache:
                 self._known[path].add(verdict.key)
             if dropped and stale:
                 _clear(path, dropped, stale)
-        self._writers: dict[Path, JsonlAppender | None] = {}
 
     def get(self, key: str) -> Verdict | None:
         """The cached verdict of `key`; a timeout under a shorter deadline than now is a miss."""

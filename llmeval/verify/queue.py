@@ -21,13 +21,15 @@ class VerifyTask:
 @dataclass(frozen=True, slots=True)
 class VerifyResult:
     """The verdict of one task: its status (under the lenient policy too, when that differs),
-    a short reason for error/timeout or an unreadable gold, the time it took."""
+    a short reason for error/timeout or an unreadable gold, the time it took; not `final` when
+    the machine, not the pair, may be the cause (a busy machine, a killed worker): not cached."""
 
     key: str
     status: str
     detail: str | None
     seconds: float
     lenient: str | None = None
+    final: bool = True
 
 
 class ByGold:
@@ -44,6 +46,10 @@ class ByGold:
 
     def __len__(self) -> int:
         return sum(len(q) for q in self.groups.values())
+
+    def put_back(self, task: VerifyTask) -> None:
+        """Queue `task` again, first of its gold."""
+        self.groups.setdefault(task.gold, deque()).appendleft(task)
 
     def take(self, prefer: str | None, avoid: set[str | None]) -> VerifyTask:
         """A task of gold `prefer` if any, else of a gold no other worker is on, else any."""

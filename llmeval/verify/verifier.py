@@ -30,6 +30,10 @@ POLICIES: tuple[Policy, ...] = ("strict", "lenient")
 # Bump when anything below changes a verdict: every cached verdict of that policy then misses.
 POLICY_IDS = {"strict": "strict-last-box-v6", "lenient": "lenient-anchor-approx-v5"}
 GOLD_UNPARSED = "gold unparsed"
+# An answer longer than this many characters and this many times its gold is not compared:
+# sympy's cost grows with the size (a random 350-character sum took 5 s), no final answer is
+# that long, and one answer would cost the whole deadline.
+TOO_LONG, LONG_CHARS, LONG_PER_GOLD = "answer too long to compare", 200, 10
 # math-verify's comparison options, fixed (its defaults, written out so they cannot drift).
 FLOAT_ROUNDING = 6
 NUMERIC_PRECISION = 15
@@ -213,6 +217,8 @@ def verify(
     if not gold_parsed:  # counted and named by eval; never silently wrong
         return "incorrect", None, GOLD_UNPARSED
     normalized = normalize_answer(answer, gold)
+    if len(normalized) > max(LONG_CHARS, LONG_PER_GOLD * len(gold)):
+        return "incorrect", None, TOO_LONG
     listed = list_status(normalize_gold(gold) or "", normalized, _same)
     if listed is not None:
         return listed, None, None

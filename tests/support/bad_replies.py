@@ -14,13 +14,16 @@ from tests.support import http11
 
 # "bad_usage": usage counts from GARBAGE (in turn); "huge": a reply of `huge_bytes` whatever
 # max_tokens said; "disorder": a wrong choice with index 1 before choice 0; "after_done":
-# more text streamed after [DONE].
-KINDS = ("bad_usage", "huge", "disorder", "after_done")
+# more text streamed after [DONE]; "after_stop": more text streamed after choice 0's
+# finish_reason, before [DONE]; "error_200": HTTP 200 whose body is an error object.
+KINDS = ("bad_usage", "huge", "disorder", "after_done", "after_stop", "error_200")
+ERROR_200 = "injected error in a 200 reply"
 GARBAGE = (b"NaN", b"1e400", b"-7", b'"12"', b"9" * 400, b"true", b"12.5", b"-Infinity", b"{}")
 MARK = "\0garbage"  # what `usage` carries until the bytes are rewritten
 MARKED_USAGE = {"prompt_tokens": MARK, "completion_tokens": MARK, "total_tokens": MARK}
 WRONG = "WRONG CHOICE \\boxed{-1}"
 AFTER_DONE = "TEXT AFTER DONE \\boxed{-2}"
+AFTER_STOP = "TEXT AFTER STOP \\boxed{-3}"
 _MARK_JSON = json.dumps(MARK).encode()
 _PIECE = b"word " * 13_000  # 65,000 bytes of text per write of a huge reply
 
@@ -43,6 +46,8 @@ def rewrite_events(fault: str | None, events: Iterator[bytes], number: int) -> I
         yield _event([{"index": 1, "delta": {"content": WRONG}, "finish_reason": None}])
     for event in events:
         yield rewrite_body(fault, event, number) if fault == "bad_usage" else event
+        if fault == "after_stop" and b'"finish_reason": "' in event:
+            yield _event([{"index": 0, "delta": {"content": AFTER_STOP}, "finish_reason": None}])
     if fault == "after_done":
         yield _event([{"index": 0, "delta": {"content": AFTER_DONE}, "finish_reason": "stop"}])
 

@@ -190,6 +190,10 @@ class OpenAIServer:
         if fault == "drop":
             writer.transport.abort()
             return False, False
+        if fault == "error_200":  # (as some proxies and servers do, streamed or not)
+            msg = {"error": {"message": bad_replies.ERROR_200, "type": "server_error", "code": 500}}
+            writer.write(http11.json_response(200, msg, keep_alive=ka))
+            return True, False
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
         prompt_tokens = count_tokens(prompt)
         limit = cfg.max_context

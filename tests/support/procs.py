@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
+
+
+def _live() -> Iterator[tuple[int, int]]:
+    """(pid, parent pid) of every live (not zombie) process."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            state, ppid = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+        except (OSError, ValueError):
+            continue
+        if state != "Z":
+            yield int(entry.name), int(ppid)
 
 
 def session_members(sid: int) -> list[int]:
     """Live (not zombie) processes of session `sid`."""
     members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            if os.getsid(int(entry.name)) == sid and state != "Z":
-                members.append(int(entry.name))
-        except (OSError, IndexError):
-            continue
+    for pid, _ in _live():
+        with contextlib.suppress(OSError):
+            if os.getsid(pid) == sid:
+                members.append(pid)
     return members
 
 
@@ -40,3 +50,21 @@ def children_status(pid: int) -> dict[str, str]:
 def blocked_signals(status: str) -> int:
     """The mask of blocked signals (`SigBlk`) in a /proc status text."""
     return int(next(ln.split()[1] for ln in status.splitlines() if ln.startswith("SigBlk")), 16)
+
+
+def children(pid: int) -> list[int]:
+    """Live (not zombie) children of `pid`."""
+    return [child for child, parent in _live() if parent == pid]
+
+
+def verifier_workers() -> list[int]:
+    """The verifier workers of this process: the children of its forkserver."""
+    servers = [c for c in children(os.getpid()) if b"forkserver" in _cmdline(c)]
+    return [w for server in servers for w in children(server)]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
