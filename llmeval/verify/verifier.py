@@ -207,6 +207,7 @@ def verify(
     from llmeval.verify.lists import list_status
     from llmeval.verify.matching import first_expr
     from llmeval.verify.shapes import shape_status
+    from llmeval.verify.typeset import same_text
 
     if same_text(gold, answer):  # reflexive by construction (the parse only names the gold)
         return "correct", None, None if parse_gold(gold) else GOLD_UNPARSED
@@ -227,32 +228,6 @@ def verify(
     gold_value = first_expr(gold_parsed)
     lenient = gold_value is not None and approx_equal(gold_value, normalized)
     return "incorrect", ("correct" if lenient else None), None
-
-
-# Typesetting that never changes the math: math delimiters, \left/\right, spacing, \displaystyle
-_TYPESETTING = re.compile(
-    r"(?<!\\)(?:\$|\\[()\[\]])|\\(?:left|right|displaystyle|q?quad)(?![A-Za-z])|\\[,;:! ]"
-)
-_GAP = re.compile(r"\s++")
-
-
-def same_text(gold: str, answer: str) -> bool:
-    """Whether an answer is its gold as written: equal after dropping math delimiters, spacing
-    commands, `\\left`/`\\right` and whitespace (a space between two letters or two digits
-    stays: `4 2` is not `42`), `\\dfrac`/`\\tfrac` read as `\\frac`. Decided first: correct
-    under both policies, whatever the parsers make of it."""
-    return _typeset(gold) == _typeset(answer)
-
-
-def _typeset(text: str) -> str:
-    text = _TYPESETTING.sub(" ", text).replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
-    return _GAP.sub(_gap, text.strip())
-
-
-def _gap(match: re.Match[str]) -> str:
-    text, start, end = match.string, match.start(), match.end()
-    pair = text[start - 1] + text[end]  # (never at an end: the text is stripped)
-    return " " if pair.isdigit() or pair.isalpha() else ""
 
 
 def _same(gold: str, answer: str) -> bool:
