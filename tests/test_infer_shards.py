@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from llmeval.cli.main import main
 from llmeval.jsonl import JsonlAppender
 from llmeval.shards import Shard, shard_file
 from tests.infer_helpers import ROOT, err_line, infer, rows, write_jsonl
@@ -230,3 +231,16 @@ def test_three_shard_processes_one_killed_and_rerun_make_the_unsharded_run(
     union = pairs(*files)
     assert len(union) == 6 * n and set(union.values()) == {1}  # every pair, once
     assert texts(*files) == texts(whole)
+    # and eval over the shards folder scores the union as the unsharded run, figure for figure
+    scored = [_scores(tmp_path, where) for where in (out.parent, whole)]
+    assert scored[0]["complete"] and scored[0]["n_duplicates"] == 0
+    assert scored[0] == scored[1]
+
+
+def _scores(tmp_path: Path, where: Path) -> dict[str, Any]:
+    """eval's figures of the one run at `where`, but the files they were read from."""
+    result = tmp_path / "result.json"
+    assert main(["eval", str(where), "--result-json", str(result), "--no-progress"]) == 0
+    (task,) = json.loads(result.read_text())["tasks"]
+    task["problems"].sort(key=lambda p: p["problem_id"])
+    return {k: v for k, v in task.items() if k not in ("file", "files", "shards")}
