@@ -106,6 +106,23 @@ def test_labels_name_only_the_settings_that_differ() -> None:
     ]
 
 
+def test_settings_that_differ_only_between_tasks_name_no_run() -> None:
+    """The demo's GPQA runs with its own template and cap beside AIME: nothing to tell apart
+    (they were labelled `max_tokens=128 · template=#599d4e` and `max_tokens=48 · ...`)."""
+    aime = RunSpec(model="m", n_samples=1, max_tokens=128, prompt_template="{problem} box")
+    gpqa = RunSpec(model="m", n_samples=8, max_tokens=48, prompt_template="{problem} letter")
+    aime_long = aime.model_copy(update={"max_tokens": 4096})
+    settings = [run_settings(s) for s in (aime, gpqa, aime_long)]
+    tasks = ["aime24", "gpqa_diamond", "aime24"]
+    assert setting_labels(settings[:2], tasks[:2]) == ["", ""]
+    assert setting_labels(settings, tasks) == ["max_tokens=128", "", "max_tokens=4096"]
+    scores = [
+        TaskScore.model_construct(task=t, model="m", file=f"/r/{t}.jsonl", settings=s)
+        for t, s in zip(tasks[:2], settings[:2], strict=True)
+    ]
+    assert run_labels(scores) == ["aime24", "gpqa_diamond"]
+
+
 def test_alike_labels_are_told_apart_by_as_much_of_their_paths_as_it_takes() -> None:
     files = ["/x/m/aime24.jsonl", "/y/m/aime24.jsonl", "/y/n/aime24.jsonl"]
     assert distinct(["a", "a", "b"], files) == [

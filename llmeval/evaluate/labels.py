@@ -35,17 +35,28 @@ def run_settings(spec: RunSpec | None) -> dict[str, Any]:
     return {} if spec is None else {name: getattr(spec, name) for name in RUN_SETTINGS}
 
 
-def setting_labels(settings: Sequence[Mapping[str, Any]]) -> list[str]:
+def setting_labels(
+    settings: Sequence[Mapping[str, Any]], tasks: Sequence[str] | None = None
+) -> list[str]:
     """Per run, `effort=high · temp=1.0`: its values of the settings that differ among the runs
-    that record them (a run without a run spec names none; a setting left unset is not named)."""
-    shown = [
+    that record them (of its task, with `tasks`: a setting that differs only between contests,
+    GPQA's letter template beside AIME's, tells no two runs apart); a run without a run spec
+    names none, a setting left unset is not named."""
+    keys = list(tasks) if tasks is not None else [""] * len(settings)
+    pairs = list(zip(settings, keys, strict=True))
+    shown = {key: _differing([s for s, k in pairs if k == key]) for key in set(keys)}
+    return [
+        " · ".join(f"{RUN_SETTINGS[n]}={_value(s[n])}" for n in shown[k] if s.get(n) not in _UNSET)
+        for s, k in zip(settings, keys, strict=True)
+    ]
+
+
+def _differing(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The settings whose values differ among `runs` (those that record them)."""
+    return [
         name
         for name in RUN_SETTINGS
-        if len({json.dumps(s[name], sort_keys=True) for s in settings if name in s}) > 1
-    ]
-    return [
-        " · ".join(f"{RUN_SETTINGS[n]}={_value(s[n])}" for n in shown if s.get(n) not in _UNSET)
-        for s in settings
+        if len({json.dumps(s[name], sort_keys=True) for s in runs if name in s}) > 1
     ]
 
 
@@ -65,7 +76,7 @@ def run_labels(scores: Sequence[TaskScore]) -> list[str]:
     them apart, those settings (`aime24 · Qwen3-8B · effort=high`), and its file name (or more
     of its path) where that still leaves two runs alike."""
     several = len({s.model for s in scores}) > 1
-    settings = setting_labels([s.settings for s in scores])
+    settings = setting_labels([s.settings for s in scores], [s.task for s in scores])
     labels = [
         " · ".join([s.task, *([s.model] if several or extra else []), *([extra] if extra else [])])
         for s, extra in zip(scores, settings, strict=True)

@@ -95,7 +95,7 @@ def score_table(report: ScoreReport) -> Table:
 def run_names(scores: list[TaskScore]) -> list[str]:
     """Each run's model, with the settings that tell it from the others, over its file's name
     (its whole path where two runs would read alike) and its shards."""
-    settings = setting_labels([t.settings for t in scores])
+    settings = setting_labels([t.settings for t in scores], [t.task for t in scores])
     models = [
         " · ".join(filter(None, (t.model, extra)))
         for t, extra in zip(scores, settings, strict=True)
@@ -130,7 +130,7 @@ def print_report(report: ScoreReport) -> None:
     if incomplete:  # what they score so far, honestly (evaluate/live.py)
         console.print(progress_table(incomplete))
         console.print(NO_ROUND_NOTE, markup=False, highlight=False)
-    settings = setting_labels([t.settings for t in report.tasks])
+    settings = setting_labels([t.settings for t in report.tasks], [t.task for t in report.tasks])
     runs = [
         " · ".join(filter(None, (t.task, t.model, s)))
         for t, s in zip(report.tasks, settings, strict=True)
