@@ -165,12 +165,13 @@ class ChatClient:
             except Transient as exc:
                 if exc.dropped and attempt < cfg.max_retries:
                     continue  # not the server's fault: at once, on a new connection
-                ep.failed(cfg.backoff_max, exc.connect)
+                ep.failed(cfg.retry_max_delay, exc.connect)
                 last, error = ep, exc
                 if attempt < cfg.max_retries:
                     self.retries += 1
-                    delay = random.uniform(0, min(cfg.backoff_max, cfg.backoff_base * 2**attempt))
-                    await asyncio.sleep(max(delay, min(exc.retry_after, cfg.backoff_max)))
+                    cap = cfg.retry_max_delay
+                    delay = random.uniform(0, min(cap, cfg.retry_delay * 2**attempt))
+                    await asyncio.sleep(max(delay, min(exc.retry_after, cap)))
                 continue
             ep.succeeded()
             reply.endpoint, reply.latency_s = ep.url, time.perf_counter() - start

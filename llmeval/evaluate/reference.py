@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
 
@@ -32,7 +31,7 @@ def reference_problems(source: InputRun) -> tuple[Path, tuple[Problem, ...]] | N
     any file of the run: shards ran on other machines), else the task's data file; None when
     neither can be read."""
     inputs = {p.spec.input_file: p.spec for p in source.parts if p.spec and p.spec.input_file}
-    own = {f.name for f in fields(InputKeys)}  # (another version may have other keys)
+    own = set(InputKeys.model_fields)  # (another version may have other keys)
     candidates = []
     for name, spec in inputs.items():
         named = {k: v for k, v in spec.input_keys.items() if v is not None and k in own}

@@ -9,11 +9,13 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from llmeval import __version__
 from llmeval.evaluate.discover import discover
-from llmeval.evaluate.judged import judge_files, judge_score
+from llmeval.evaluate.judged import Wanting, judge_files, judge_score
 from llmeval.evaluate.options import EvalOptions
 from llmeval.evaluate.reference import apply_reference
 from llmeval.evaluate.runs import InputRun, group_runs, read_run
@@ -30,6 +32,9 @@ from llmeval.verify.verifier import (
     verdict_key,
     verifier_id,
 )
+
+if TYPE_CHECKING:
+    from llmeval.judge.ask import JudgeOptions
 
 log = logging.getLogger("llmeval")
 # progress(verified, cached, remaining): samples verified now, known without
@@ -60,15 +65,15 @@ class _Verdicts:
     hits: int = 0
 
 
-def _collect(runs: list[InputRun], options: EvalOptions, cache: VerdictCache) -> _Verdicts:
+def _collect(runs: list[InputRun], cache: VerdictCache, wanting: Wanting) -> _Verdicts:
     """Every distinct pair the samples need: decided by a quick rule or from the cache, else
     queued for the verifier. A sample needs its lenient answer's pair, and its strict one's
-    when that differs (counted once, on the first). Each file's verdicts go to its own cache."""
+    when that differs (counted once, on the first). Each file's verdicts go to the cache files
+    `wanting` them."""
     verdicts = _Verdicts()
     files = [(run.task.kind, path, samples) for run in runs for path, samples in run.by_file()]
     for kind, path, samples in files:
-        cache_file = options.cache_file(path)
-        wants = [cache_file] if cache_file else []
+        wants = wanting.get(path, [])
         pairs: Counter[Pair] = Counter()
         for s in samples:
             if s.gold and s.answer is not None:
@@ -103,10 +108,16 @@ def _look_up(verdicts: _Verdicts, pair: Pair, cache: VerdictCache) -> None:
         verdicts.hits += 1
 
 
-def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalResult:
-    """Verify every sample of every run under both policies and score each run."""
+def run_eval(
+    options: EvalOptions, progress: ProgressFn | None = None, judge: JudgeOptions | None = None
+) -> EvalResult:
+    """Verify every sample of every run under both policies (and with `judge`, ask it about
+    the rules' misses) and score each run."""
     groups = group_runs(discover(options.paths))
-    caches = sorted({c for paths in groups for p in paths if (c := options.cache_file(p))})
+    wanting: Wanting = {}  # generation file -> the cache files wanting its verdicts
+    for path in (p for paths in groups for p in paths):
+        wanting[path] = [c] if (c := options.cache_file(path)) else []
+    caches = sorted({c for files in wanting.values() for c in files})
     if not options.use_cache or not all(c.exists() for c in caches):
         prestart()  # probably cold: the verifier boots while the files are read
     runs = [
@@ -116,21 +127,22 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
     for source in runs:
         apply_reference(source)
         _warn_golds_not_letters(source)
-    cache = VerdictCache(caches, options.timeout_s, stale_verifier)
+    cache = VerdictCache(caches, options.timeout, stale_verifier)
     try:
-        verdicts = _collect(runs, options, cache)
-        _verify(verdicts, cache, options, sum(len(r.samples) for r in runs), progress)
+        verdicts = _collect(runs, cache, wanting)
+        pool = partial(VerifyPool, options.workers, options.timeout, options.memory_mb)
+        _verify(verdicts, cache, pool, sum(len(r.samples) for r in runs), progress)
         for source in runs:
             _set_statuses(source, verdicts)
-        if options.judge is not None:
-            judge_files(runs, options, cache)
+        if judge is not None:
+            judge_files(runs, judge, options.policy, cache, wanting)
     finally:
         cache.close()
     scores = []
     for source in runs:
         score = task_score(source, options.policy)
-        if options.judge is not None:
-            score.judge = judge_score(options.judge.model, source, options.policy)
+        if judge is not None:
+            score.judge = judge_score(judge.model, source, options.policy)
         score.policies = {p: accuracy(source, p) for p in POLICIES}
         source.gold_unparsed = _gold_unparsed(source, verdicts)
         score.n_gold_unparsed = _warn(source, source.gold_unparsed, _UNPARSED)
@@ -158,11 +170,12 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
 def _verify(
     verdicts: _Verdicts,
     cache: VerdictCache,
-    options: EvalOptions,
+    pool: Callable[[], VerifyPool],
     samples: int,
     progress: ProgressFn | None,
 ) -> None:
-    """Verify the pending pairs in worker processes; each verdict is cached as it comes."""
+    """Verify the pending pairs in worker processes (`pool`, made only when some are); each
+    verdict is cached as it comes."""
     by_key = {task.key: pair for pair, task in verdicts.tasks.items()}
     waiting = sum(verdicts.waiting.values())
     cached, verified = samples - waiting, 0
@@ -172,7 +185,7 @@ def _verify(
     def on_result(result: VerifyResult) -> None:
         nonlocal verified
         pair = by_key[result.key]
-        timeout_s = options.timeout_s if result.status == "timeout" else None
+        timeout_s = cache.timeout_s if result.status == "timeout" else None
         statuses = (result.status, result.lenient or result.status)
         verdicts.known[pair] = {
             policy: Verdict(
@@ -194,8 +207,7 @@ def _verify(
             progress(verified, cached, waiting - verified)
 
     if verdicts.tasks:
-        pool = VerifyPool(options.workers, options.timeout_s, options.memory_mb)
-        pool.run(verdicts.tasks.values(), on_result)
+        pool().run(verdicts.tasks.values(), on_result)
 
 
 def _set_statuses(source: InputRun, verdicts: _Verdicts) -> None:

@@ -14,8 +14,7 @@ from typing import Any
 
 from llmeval.errors import InputError, UsageError
 from llmeval.evaluate.discover import model_folder, read_spec, resolve_task
-from llmeval.evaluate.layouts import RowSource
-from llmeval.evaluate.options import RowKeys
+from llmeval.evaluate.layouts import RowKeys, RowSource
 from llmeval.evaluate.samples import Pair, RowReader, Sample, read_rows
 from llmeval.records import CONTEXT_REJECTED, RunSpec
 from llmeval.shards import (

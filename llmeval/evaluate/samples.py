@@ -21,6 +21,7 @@ from llmeval.evaluate.discover import META_FIELDS
 from llmeval.evaluate.extract import THINK_CLOSE, THINK_OPEN, TRUNCATED_REASONS, stops_mid_sentence
 from llmeval.evaluate.layouts import (
     MISSING,
+    RowKeys,
     RowSource,
     explicit_index,
     missing_fields,
@@ -30,7 +31,6 @@ from llmeval.evaluate.layouts import (
     seconds,
     text_field,
 )
-from llmeval.evaluate.options import RowKeys
 from llmeval.records import CONTEXT_REJECTED, token_count
 from llmeval.tasks import Task
 
@@ -122,7 +122,7 @@ class RowReader:
         """The samples of one row: one, or one per output when the response field is a list."""
         key = self.keys.response
         value = nested(row, key)
-        missing = missing_fields(row, self.keys.fields, problem_text(row) is not None)
+        missing = missing_fields(row, self.keys, problem_text(row) is not None)
         if value is MISSING or any("--id-key" in m for m in missing):
             raise InputError(
                 self.path,
