@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from llmeval.evaluate.answers import extract_choice, lenient_letter, options, read_answers
 from llmeval.evaluate.extract import extract_anchored
+from llmeval.evaluate.policy_answers import extract_choice, lenient_letter, options, read_answers
 from llmeval.verify import answer, gold, shapes
 from llmeval.verify.lists import list_status, split_parts
 from llmeval.verify.verifier import verify

@@ -1,4 +1,5 @@
-"""`llmeval eval`: verify the final answers of generation files and print per-task scores."""
+"""`llmeval eval`: verify the final answers of generation files and print per-task scores, write
+the JSON result and the verdict export; its options and `evaluate` are `report`'s too."""
 
 from __future__ import annotations
 

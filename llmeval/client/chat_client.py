@@ -1,4 +1,5 @@
-"""The chat client: least-loaded endpoints, retries with capped jittered backoff, typed errors.
+"""The chat client: the model served and what the server says of itself, a fixed number of
+workers, least-loaded endpoints, retries with capped jittered backoff, typed errors.
 
 One `httpx.AsyncClient` for every endpoint, on aiohttp's HTTP/1.1 client (httpx-aiohttp's
 transport: about ten times stock httpx's rate with hundreds of requests in flight). No

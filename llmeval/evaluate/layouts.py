@@ -1,9 +1,9 @@
 """Other harnesses' files as they are written: each layout is recognised by its first row and its
 rows are given the fields the sample reader knows (`gen`, `answer`, `problem_id`, `prompt`),
-keeping their own. lm-evaluation-harness `samples_*.jsonl` (one row per document and filter),
+keeping their own: lm-evaluation-harness `samples_*.jsonl` (a row per document and filter),
 SkyThought `results.json` (one JSON document), NeMo-Skills `output-rs<seed>.jsonl`, LIMO
-outputs (`generated_responses`) and the Qwen2.5-Math harness (`code`). Dotted keys
-(`doc.ID`) read nested fields; the field readers say what to do with a field that is not one."""
+(`generated_responses`), the Qwen2.5-Math harness (`code`). `RowKeys` name the fields (`doc.ID`
+reads a nested one); the field readers say what to do with a field that is not one."""
 
 from __future__ import annotations
 

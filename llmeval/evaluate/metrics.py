@@ -1,5 +1,6 @@
-"""Pure statistics over per-sample outcomes: avg@n, both standard errors, pass@k, maj@k.
-Problems are the unit: every figure is a mean over problems of a per-problem figure.
+"""Pure statistics over per-sample outcomes: avg@n, both standard errors, pass@k, maj@k, and of
+a run in progress the complete-rounds estimate and the mean over finished samples. Problems are
+the unit: every figure is a mean over problems of a per-problem figure (its fraction correct).
 Formulas are written out in the README section "eval"."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The `eval` stage: read generation files as runs (a file, or a run's shards), verify each
-sample under both policies (cache first, then the worker pool for the distinct misses), and
-fold the verdicts into per-run scores."""
+sample under both policies (cache first, then the worker pool for the distinct misses), ask the
+judge about the rules' misses where one is given (`judged.py`), and fold the verdicts into
+per-run scores."""
 
 from __future__ import annotations
 
@@ -76,9 +77,10 @@ def _collect(runs: list[InputRun], cache: VerdictCache, wanting: Wanting) -> _Ve
         wants = wanting.get(path, [])
         pairs: Counter[Pair] = Counter()
         for s in samples:
-            if s.gold and s.answer is not None:
-                pairs[(kind, s.gold, s.answer)] += 1
-                if s.pred is not None and s.pred != s.answer:
+            lenient = s.answer_for("lenient")
+            if s.gold and lenient is not None:
+                pairs[(kind, s.gold, lenient)] += 1
+                if s.pred is not None and s.pred != lenient:
                     pairs[(kind, s.gold, s.pred)] += 0
         for pair, count in pairs.items():
             if pair not in verdicts.known and pair not in verdicts.tasks:
@@ -228,7 +230,8 @@ def _set_statuses(source: InputRun, verdicts: _Verdicts) -> None:
 def _gold_unparsed(source: InputRun, verdicts: _Verdicts) -> set[str]:
     """The problems whose gold the verifier could not read (compared as text alone)."""
     kind = source.task.kind
-    found = ((s, verdicts.known.get((kind, s.gold, s.answer or ""))) for s in source.samples)
+    pairs = ((s, (kind, s.gold, s.answer_for("lenient") or "")) for s in source.samples)
+    found = ((s, verdicts.known.get(pair)) for s, pair in pairs)
     return {s.problem_id for s, v in found if v and v["strict"].detail == GOLD_UNPARSED}
 
 

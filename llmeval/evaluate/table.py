@@ -1,4 +1,5 @@
-"""Output of `eval`: the rich score table and the per-sample verdict export."""
+"""Output of `eval`: the rich score table (its columns and the lines under it: `headline.py`),
+accuracy by subject and level, the cache line, and the per-sample verdict export."""
 
 from __future__ import annotations
 

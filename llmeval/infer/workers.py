@@ -1,5 +1,6 @@
-"""The async part of `infer`: a fixed number of workers; each finished sample is appended at
-once through the run's one appender (a whole line per write, never interleaved).
+"""The async part of `infer`: a fixed number of workers; a record maker turns each job into its
+request and its reply into its output line, appended at once through the run's one appender (a
+whole line per write, never interleaved).
 
 SIGINT/SIGTERM stop new requests and cancel those in flight; every finished sample is kept.
 """

@@ -1,4 +1,5 @@
-"""The report's server-rendered sections: overview, pictures, comparison, judge, serving.
+"""The report's server-rendered sections (overview, pictures, judge, serving) and the markup
+every section is built of (tables, sections, folded blocks, notes, percentages).
 
 Every value that may come from a file is escaped here; only this module's own markup is raw.
 """
