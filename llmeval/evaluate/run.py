@@ -21,13 +21,14 @@ from llmeval.evaluate.options import EvalOptions
 from llmeval.evaluate.reference import apply_reference
 from llmeval.evaluate.runs import InputRun, group_runs, read_run
 from llmeval.evaluate.scoring import accuracy, task_score
-from llmeval.records import CacheStats, ScoreReport, Verdict
+from llmeval.records import CacheStats, ScoreReport, TaskScore, Verdict
 from llmeval.verify.cache import VerdictCache
 from llmeval.verify.pool import VerifyPool, prestart
 from llmeval.verify.queue import VerifyResult, VerifyTask
 from llmeval.verify.verifier import (
     GOLD_UNPARSED,
     POLICIES,
+    Policy,
     quick_status,
     stale_verifier,
     verdict_key,
@@ -140,18 +141,7 @@ def run_eval(
             judge_files(runs, judge, options.policy, cache, wanting)
     finally:
         cache.close()
-    scores = []
-    for source in runs:
-        score = task_score(source, options.policy)
-        if judge is not None:
-            score.judge = judge_score(judge.model, source, options.policy)
-        score.policies = {p: accuracy(source, p) for p in POLICIES}
-        source.gold_unparsed = _gold_unparsed(source, verdicts)
-        score.n_gold_unparsed = _warn(source, source.gold_unparsed, _UNPARSED)
-        _warn(source, {s.problem_id for s in source.samples if not s.gold}, _UNGRADED)
-        if score.mixed_settings:
-            log.warning("%s: mixed settings: %s", source.name, score.mixed_settings)
-        scores.append(score)
+    scores = [_score(source, verdicts, options.policy, judge) for source in runs]
     stats = CacheStats.model_construct(
         files=[str(c) for c in caches],
         hits=verdicts.hits,
@@ -167,6 +157,24 @@ def run_eval(
         llmeval_version=__version__,
     )
     return EvalResult(runs, report)
+
+
+def _score(
+    source: InputRun, verdicts: _Verdicts, policy: Policy, judge: JudgeOptions | None
+) -> TaskScore:
+    """A verified run's figures under `policy` (and the other's accuracy, the judge's), with a
+    warning for each thing they cannot show: golds unparsed, problems without a gold, mixed
+    settings."""
+    score = task_score(source, policy)
+    if judge is not None:
+        score.judge = judge_score(judge.model, source, policy)
+    score.policies = {p: accuracy(source, p) for p in POLICIES}
+    source.gold_unparsed = _gold_unparsed(source, verdicts)
+    score.n_gold_unparsed = _warn(source, source.gold_unparsed, _UNPARSED)
+    _warn(source, {s.problem_id for s in source.samples if not s.gold}, _UNGRADED)
+    if score.mixed_settings:
+        log.warning("%s: mixed settings: %s", source.name, score.mixed_settings)
+    return score
 
 
 def _verify(
