@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from llmeval.errors import InputError
 from llmeval.jsonl import read_dicts
@@ -20,9 +21,10 @@ _FIELDS = frozenset({"id", "problem", "prompt", "answer"})
 _META_MAX_CHARS = 200
 
 
-@dataclass(frozen=True)
-class InputKeys:
+class InputKeys(BaseModel):
     """Which keys hold the question, the gold answer and the id (None: detect)."""
+
+    model_config = ConfigDict(frozen=True)
 
     question: str | None = None
     answer: str = "answer"

@@ -18,7 +18,7 @@ from llmeval.files import open_regular
 from llmeval.jsonl import JsonlAppender, read_dicts, read_models, repair_tail
 from llmeval.records import Generation
 from tests.stress.bad_cases import CASES
-from tests.stress.bad_files import ROOT, Env, run_case
+from tests.stress.bad_files import ROOT, Case, Env, run_case
 from tests.stress.scratch_fs import Mounts
 from tests.support.threaded_server import serve
 
@@ -51,10 +51,21 @@ def env() -> Iterator[Env]:
         yield Env(srv.url, mounts)
 
 
-def test_there_are_at_least_twenty_cases_over_all_three_commands() -> None:
-    assert len(CASES) >= 20
-    assert {c.name.split(":")[0] for c in CASES} == {"infer", "eval", "report"}
+def test_the_first_broken_file_of_each_command_is_one_line_and_its_exit_code(
+    env: Env, tmp_path: Path
+) -> None:
+    """The stress set covers infer, eval and report (20 cases or more, FAST among them), and
+    the first case of each command, run here through the real command line, gives its exit
+    code, one error line naming the file, and leaves the file as it was (`run_case`)."""
+    firsts: dict[str, Case] = {}
+    for case in CASES:
+        firsts.setdefault(case.name.split(":")[0], case)
+    assert len(CASES) >= 20 and set(firsts) == {"infer", "eval", "report"}
     assert set(FAST) <= {c.name for c in CASES}
+    for command, case in firsts.items():
+        (tmp_path / command).mkdir()
+        outcome = run_case(case, tmp_path / command, env)
+        assert case.exit_code != 0 and not outcome.problems, outcome
 
 
 @pytest.mark.parametrize("name", FAST)

@@ -29,7 +29,9 @@ def _body(stream: bool, seed: int = 1, max_tokens: int = 200, **extra: Any) -> b
 
 
 def _config(urls: list[str], stream: bool, **kw: Any) -> ClientConfig:
-    base = dict(base_urls=urls, stream=stream, backoff_base=0.01, backoff_max=0.05, max_workers=4)
+    base = dict(
+        base_urls=urls, stream=stream, retry_delay=0.01, retry_max_delay=0.05, max_workers=4
+    )
     base.update(kw)
     return ClientConfig(**base)
 
@@ -150,6 +152,6 @@ def test_a_kept_alive_connection_the_server_closed_is_replaced_at_once() -> None
             return client.retries, client.endpoints[0].failures
 
     with serve(schedule={0: "close_after"}) as srv:
-        config = _config([srv.url], True, max_workers=1, backoff_base=30.0, backoff_max=30.0)
+        config = _config([srv.url], True, max_workers=1, retry_delay=30.0, retry_max_delay=30.0)
         assert asyncio.run(two(config)) == (0, 0)
         assert srv.stats["dropped after close_after"] == 1

@@ -28,7 +28,11 @@ def _sse(*events: dict) -> bytes:
 
 def _client(handler, stream: bool = False, **kw) -> ChatClient:  # type: ignore[no-untyped-def]
     config = ClientConfig(
-        base_urls=["http://gpu-node:8000"], stream=stream, backoff_base=0.0, backoff_max=0.0, **kw
+        base_urls=["http://gpu-node:8000"],
+        stream=stream,
+        retry_delay=0.0,
+        retry_max_delay=0.0,
+        **kw,
     )
     return ChatClient(config, transport=httpx.MockTransport(handler))
 

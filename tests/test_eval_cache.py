@@ -179,7 +179,7 @@ def test_a_timeout_the_machine_caused_is_not_cached_and_a_rerun_verifies_it(
     a core) once the first pair is verified: the second pair hits the wall-clock backstop.
     That timeout counts in this run, is not cached, and a rerun verifies the pair."""
     path = write_jsonl(tmp_path / "math500_m.jsonl", _rows("p", "x+1", ["1+x", "x+1"]))
-    options = EvalOptions(paths=[str(path)], workers=1, timeout_s=0.5)
+    options = EvalOptions(paths=[str(path)], workers=1, timeout=0.5)
 
     def stop_the_worker(verified: int, known: int, remaining: int) -> None:
         if verified == 1:

@@ -112,7 +112,8 @@ def test_a_missing_pair_makes_the_run_incomplete_and_names_its_shard(
     assert task["samples_missing"] == owned + 1 and task["shards"] == ["0/3", "1/3"]
     page = tmp_path / "r.html"
     assert main(["report", str(out.parent), "--out", str(page), *FLAGS]) == 0
-    assert f"NO ({owned + 1} missing; by shard 1/3: 1, 2/3: {owned})" in page.read_text()
+    told = f"{owned + 1} samples missing in all; by the shard owning them: 1/3: 1, 2/3: {owned}"
+    assert f"<td>no: {owned + 1}</td>" in page.read_text() and told in page.read_text()
 
 
 def test_a_pair_in_two_shards_counts_once_with_a_warning_naming_both(

@@ -6,7 +6,6 @@ import random
 
 import pytest
 
-from llmeval.evaluate.answers import extract_choice, lenient_letter, options, read_answers
 from llmeval.evaluate.extract import (
     canonical_answer,
     clean_math_answer,
@@ -15,6 +14,7 @@ from llmeval.evaluate.extract import (
     last_boxed,
     response_text,
 )
+from llmeval.evaluate.policy_answers import extract_choice, lenient_letter, options, read_answers
 from tests.support.synthetic import output
 
 RNG = random.Random(3)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import multiprocessing as mp
 from collections.abc import Callable
 
-from llmeval.evaluate.answers import extract_choice, lenient_letter
 from llmeval.evaluate.extract import (
     clean_math_answer,
     extract_anchored,
@@ -14,6 +13,7 @@ from llmeval.evaluate.extract import (
     final_boxes,
     last_boxed,
 )
+from llmeval.evaluate.policy_answers import extract_choice, lenient_letter
 
 
 def _finishes(fn: Callable[[str], object], text: str, guard_s: float = 120) -> None:

@@ -41,7 +41,7 @@ def test_every_gold_verifies_against_itself_and_not_another(task: str, tmp_path:
             gen = f"<think>\nworking\n</think>\n\nSo the final answer is $\\boxed{{{final}}}$."
             out.append(generation(row["id"], idx, row["answer"], gen))
     path = write_jsonl(tmp_path / f"{task}.jsonl", out)
-    options = EvalOptions(paths=[str(path)], use_cache=False, workers=2, timeout_s=60)
+    options = EvalOptions(paths=[str(path)], use_cache=False, workers=2, timeout=60)
     result = run_eval(options)
     wrong = []
     for sample in result.runs[0].samples:

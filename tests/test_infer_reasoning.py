@@ -63,7 +63,7 @@ def test_effort_and_budget_are_sent_recorded_and_part_of_the_spec(
     [
         (["--reasoning-effort", "high; rm -rf"], "--reasoning-effort String should match"),
         (["--reasoning-effort", ""], "--reasoning-effort String should have at least 1"),
-        (["--thinking-budget", "0"], "--thinking-budget Input should be greater than or equal"),
+        (["--thinking-budget", "0"], "--thinking-budget must be at least 1, got 0"),
         (["--extra-body", '{"thinking_token_budget": 9}'], "use --thinking-budget"),
         (["--extra-body", '{"reasoning_effort": "low"}'], "use --reasoning-effort"),
     ],

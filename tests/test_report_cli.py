@@ -145,8 +145,34 @@ def test_the_report_shows_both_policies(tmp_path: Path) -> None:
     assert main(["report", str(run), "--baseline", str(base), "--out", str(out), *FLAGS]) == 0
     page = out.read_text()
     overview = page.split('<section id="overview">')[1].split("</section>")[0]
-    assert "<th>strict accuracy % ± stderr</th><th>lenient accuracy %</th>" in overview
+    assert "<th>acc ± se</th><th>lenient</th>" in overview
     assert "<td>0.0 ± 0.0</td><td>75.0</td>" in overview
     compared = page.split('<section id="comparison">')[1].split("</section>")[0]
     assert "<td>gpqa_diamond</td><td>strict</td><td>4</td><td>0.0</td><td>0.0</td>" in compared
     assert "<td>gpqa_diamond</td><td>lenient</td><td>4</td><td>75.0</td><td>75.0</td>" in compared
+
+
+def test_the_overview_is_evals_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The report's headline table has eval's columns, named alike, with the same text in each
+    cell, and the lines under it (an incomplete run, copied rows) as eval prints them."""
+    rows = _rows({"p1": ["204", "204", "205", None], "p2": ["204", "1", "204", "204"]})
+    (tmp_path / "m").mkdir()
+    run = write_jsonl(tmp_path / "m" / "aime24.jsonl", [*rows, rows[0]])
+    _spec(run, "model-m", 5)  # 5 asked, 4 drawn: incomplete
+    assert main(["eval", str(run), *FLAGS]) == 0
+    table = capsys.readouterr().out.splitlines()
+    out = tmp_path / "r.html"
+    assert main(["report", str(run), "--out", str(out), *FLAGS]) == 0
+    overview = out.read_text().split('<section id="overview">')[1].split("</section>")[0]
+    head = re.findall(r"<th>(.*?)</th>", overview.split("</thead>")[0])
+    cells = re.findall(r"<td>(.*?)</td>", overview.split("<tbody>")[1].split("</tbody>")[0])
+    assert head[:4] == ["run", "model", "problems", "n"] and cells[1:4] == ["model-m", "2", "5"]
+    header = next(line for line in table if line.startswith("run: task, model, file"))
+    row = next(line for line in table if line.startswith("aime24 · 2×5"))
+    assert header.split() == ["run:", "task,", "model,", "file", *" ".join(head[4:]).split()]
+    assert row.split()[3:] == " ".join(cells[4:]).split()  # after `aime24 · 2×5`
+    assert cells[-1] == "no: 2" and "NO (" not in overview
+    for what, line in (("incomplete", "0 problems without a sample, 2 samples missing"),
+                       ("copies", "1 rows copied earlier rows exactly")):  # fmt: skip
+        assert f"{what}: aime24 · model-m: {line}" in "\n".join(table)  # eval's run name
+        assert f"{what}: aime24: {line}" in overview  # the report's label of the run

@@ -8,16 +8,19 @@ import pytest
 
 from llmeval.evaluate import metrics
 from llmeval.evaluate.samples import Sample, Texts
+from llmeval.evaluate.scoring import outcome
+from llmeval.records import TaskScore
 from llmeval.report.data import (
+    Problems,
     default_caps,
     difficulty,
-    group_problems,
     length_cap_curve,
     length_histograms,
-    match_problems,
+    pair_problems,
     paired_diff,
     pass_maj_curve,
     percentile,
+    problems_of,
     serving_figures,
     stderr_curve,
 )
@@ -36,37 +39,40 @@ def _s(
     return Sample(pid, idx, "1", pred, truncated, tokens, {}, texts=texts, status={P: status})
 
 
-def _problems(spec: dict[str, str], **kw) -> dict[str, list[Sample]]:
+def _problems(spec: dict[str, str], **kw) -> Problems:
     """{'A': 'ccww'} -> problem A with samples correct, correct, incorrect, incorrect."""
     names = {"c": "correct", "w": "incorrect", "n": "no_answer"}
     rows = [
         _s(pid, i, names[ch], **kw) for pid, chars in spec.items() for i, ch in enumerate(chars)
     ]
-    return group_problems(reversed(rows))  # order of input must not matter
+    return problems_of(rows[::-1], P)  # order of input must not matter
+
+
+def _score(**figures: object) -> TaskScore:
+    return TaskScore.model_construct(**figures)
 
 
 def test_pass_maj_curve_is_evals_figures_in_k_order() -> None:
-    score = {
-        "pass_at_k": {"1": 0.3, "16": 0.9, "2": 0.5, "4": 0.7},
-        "maj_at_k": {"1": 0.3, "2": 0.4},
-    }
+    score = _score(
+        pass_at_k={"1": 0.3, "16": 0.9, "2": 0.5, "4": 0.7}, maj_at_k={"1": 0.3, "2": 0.4}
+    )
     curve = pass_maj_curve(score)
     assert curve["k"] == [1, 2, 4, 16]
     assert curve["pass"] == [0.3, 0.5, 0.7, 0.9]
     assert curve["maj"][:2] == [0.3, 0.4] and math.isnan(curve["maj"][2])
-    assert pass_maj_curve({}) == {"k": [], "pass": [], "maj": []}
+    assert pass_maj_curve(_score(pass_at_k={}, maj_at_k={})) == {"k": [], "pass": [], "maj": []}
 
 
 def test_truncated_correct_counts_as_wrong_as_in_eval() -> None:
     rows = [_s("A", 0, "correct", truncated=True, tokens=10), _s("A", 1, "correct", tokens=10)]
-    probs = group_problems(rows)
-    assert difficulty(probs, P) == [("A", 0.5)]
-    assert length_cap_curve(probs, [2048], P)["accuracy"] == [0.5]
+    probs = problems_of(rows, P)
+    assert difficulty(probs) == [("A", 0.5)]
+    assert length_cap_curve(probs, [2048])["accuracy"] == [0.5]
 
 
 def test_stderr_curve_splits_samples_into_disjoint_groups() -> None:
     probs = _problems({"A": "ccww", "B": "cwww"})
-    curve = stderr_curve(probs, P)
+    curve = stderr_curve(probs)
     assert curve["n"] == [1, 2, 4]
     # n=1: groups [1,1] [1,0] [0,0] [0,0] -> accuracies 1, .5, 0, 0
     assert curve["observed"][0] == pytest.approx(math.sqrt(0.6875 / 3))
@@ -101,7 +107,7 @@ def test_length_cap_curve_counts_longer_samples_as_wrong() -> None:
         _s("B", 2, "incorrect", tokens=2500),
         _s("B", 3, "correct", tokens=None),  # no count: keeps its verdict
     ]
-    curve = length_cap_curve(group_problems(rows), [2048, 4096, 8192], P)
+    curve = length_cap_curve(problems_of(rows, P), [2048, 4096, 8192])
     assert curve["accuracy"] == pytest.approx([(1 / 4 + 2 / 4) / 2, (2 / 4 + 2 / 4) / 2, 0.5])
     assert curve["truncated"] == pytest.approx([3 / 8, 1 / 8, 1 / 8])
 
@@ -114,7 +120,7 @@ def test_length_histograms_shared_bins() -> None:
         _s("A", 3, "no_answer", tokens=40),  # the top edge falls in the last bin
         _s("A", 4, "correct", tokens=None),  # left out
     ]
-    h = length_histograms(rows, P, bins=4)
+    h = length_histograms([outcome(s, P) for s in rows], bins=4)
     assert h["edges"] == [0, 10, 20, 30, 40]
     assert h["correct"] == [1, 0, 1, 0]
     assert h["wrong"] == [0, 1, 0, 1]
@@ -122,15 +128,15 @@ def test_length_histograms_shared_bins() -> None:
 
 def test_difficulty_sorted_easiest_first_ties_in_problem_order() -> None:
     probs = _problems({"A": "cw", "B": "cc", "C": "ww", "D": "wc"})
-    assert difficulty(probs, P)[0] == ("B", 1.0)
-    assert difficulty(probs, P)[-1] == ("C", 0.0)
-    assert {pid for pid, f in difficulty(probs, P) if f == 0.5} == {"A", "D"}
+    assert difficulty(probs)[0] == ("B", 1.0)
+    assert difficulty(probs)[-1] == ("C", 0.0)
+    assert {pid for pid, f in difficulty(probs) if f == 0.5} == {"A", "D"}
 
 
 def test_paired_difference_and_flips() -> None:
     run = _problems({"p1": "cc", "p2": "cw", "p3": "ww", "p4": "cc"})
     base = _problems({"p1": "ww", "p2": "cc", "p3": "ww", "p5": "cc"})
-    d = paired_diff("t", run, base, match_problems(run, base, {}, {}), P)
+    d = paired_diff("t", run, base, pair_problems(run, base, {}, {}))
     assert (d.n_common, d.only_run, d.only_baseline) == (3, 1, 1)
     assert d.run == pytest.approx(0.5) and d.baseline == pytest.approx(1 / 3)
     assert d.diff == pytest.approx(1 / 6)
@@ -144,7 +150,7 @@ def test_paired_difference_and_flips() -> None:
 def test_paired_stderr_is_zero_for_a_constant_shift() -> None:
     run = _problems({"a": "cc", "b": "cw", "c": "cw"})
     base = _problems({"a": "cw", "b": "ww", "c": "ww"})
-    d = paired_diff("t", run, base, match_problems(run, base, {}, {}), P)
+    d = paired_diff("t", run, base, pair_problems(run, base, {}, {}))
     assert d.diff == pytest.approx(0.5) and d.stderr == pytest.approx(0.0)
 
 

@@ -17,7 +17,9 @@ from typing import Any
 import pytest
 
 from llmeval.cli.main import main
+from llmeval.evaluate.runs import InputRun
 from llmeval.evaluate.scoring import task_score
+from llmeval.records import TaskScore
 from llmeval.report.data import Run
 from llmeval.report.grid import GLYPHS
 from llmeval.report.leaderboard import board, leaderboard
@@ -98,11 +100,11 @@ def test_without_prices_no_cost_and_one_model_no_leaderboard(
     assert "prompt tokens" in tokens and "cost" not in tokens and "<svg" not in tokens
 
 
-def _scored(label: str, model: str, task: str, **settings: Any) -> tuple[Any, dict[str, Any]]:
+def _scored(label: str, model: str, task: str, **settings: Any) -> tuple[InputRun, TaskScore]:
     source = make_file(task=task, n_problems=12, n=4, seed=len(label))
-    score = task_score(source, "strict").model_dump()
-    score.update(model=model, file=f"{label}/{task}.jsonl", settings=settings)
-    return source, score
+    score = task_score(source, "strict")
+    update = {"model": model, "file": f"{label}/{task}.jsonl", "settings": settings}
+    return source, score.model_copy(update=update)
 
 
 def test_rows_split_by_a_setting_that_differs_on_one_task_only() -> None:

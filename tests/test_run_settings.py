@@ -159,7 +159,7 @@ def test_reasoning_and_answer_tokens_per_run(tmp_path: Path) -> None:
     assert main(["report", str(runs[0]), "--out", str(page), *FLAGS]) == 0
     text = page.read_text()
     assert "<th>reasoning tokens</th><th>answer tokens</th>" in text
-    assert "<td>1000</td><td>900</td><td>100</td>" in text
+    assert "<td>1,000</td><td>900</td><td>100</td>" in text  # the tokens section's
     assert main(["report", str(runs[3]), "--out", str(page), *FLAGS]) == 0
     assert "reasoning tokens" not in page.read_text()  # no row reports them
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from llmeval.evaluate.answers import extract_choice, lenient_letter, options, read_answers
 from llmeval.evaluate.extract import extract_anchored
+from llmeval.evaluate.policy_answers import extract_choice, lenient_letter, options, read_answers
 from llmeval.verify import answer, gold, shapes
 from llmeval.verify.lists import list_status, split_parts
 from llmeval.verify.verifier import verify
@@ -515,8 +515,20 @@ def test_verdict_table(
     assert got == expected, why
 
 
-def test_the_table_covers_the_classes() -> None:
-    assert len(ROWS) >= 40 and sum("WRONG" in row[4] for row in ROWS) >= 20
+def test_the_verifier_refuses_the_wrong_rows_and_accepts_other_spellings() -> None:
+    """The table has teeth and the verifier passes it as a whole: of its 40 rows or more, it
+    refuses the 20 or more wrong answers and accepts 20 or more right answers written otherwise
+    than their gold, so neither a verifier that accepts everything nor one that compares text
+    passes."""
+    verdicts = []
+    for gold_text, answer_text, policy, expected, _ in ROWS:
+        strict, lenient, _ = verify(gold=gold_text, answer=answer_text)
+        verdicts.append(
+            (gold_text, answer_text, expected, (lenient or strict) if policy == L else strict)
+        )
+    refused = [v for v in verdicts if v[2] == NO and v[3] == NO]
+    respelled = [v for v in verdicts if v[2] == OK and v[3] == OK and v[0] != v[1]]
+    assert len(ROWS) >= 40 and len(refused) >= 20 and len(respelled) >= 20
 
 
 @pytest.mark.parametrize(("name", "text", "expected"), gold.RULES)
@@ -570,3 +582,21 @@ def test_hostile_megabyte_inputs_finish(name: str) -> None:
     extract_choice(text)
     lenient_letter(text)
     options(text)
+
+
+@pytest.mark.parametrize(
+    ("gold_text", "answer_text", "expected"),
+    [
+        ("2", "√4", OK),
+        ("2\\sqrt{3}", "2√3", OK),
+        ("\\sqrt{x}", "√x", OK),
+        ("\\frac{\\sqrt{3}}{2}", "√3/2", OK),
+        ("3", "√4", NO),  # WRONG: the root is read, not dropped
+        ("\\sqrt{5}", "√4", NO),  # WRONG
+    ],
+)
+def test_a_unicode_root_sign_is_a_square_root(
+    gold_text: str, answer_text: str, expected: str
+) -> None:
+    """`√4` is `\\sqrt{4}` (verify/answer.py's `_SQRT` rule): the root of a digit run or a letter."""
+    assert verify(gold=gold_text, answer=answer_text)[0] == expected

@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from llmeval.evaluate.answers import read_answers
+from llmeval.evaluate.policy_answers import read_answers
 from llmeval.tasks import DATA_DIR
 from llmeval.verify.verifier import TOO_LONG, exact_status, parse_gold, verifier_id, verify
 from tests.support.synthetic import reasoning

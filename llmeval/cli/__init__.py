@@ -1,1 +1,2 @@
-"""The command line: the parser and one module per command."""
+"""The command line: the parser, one module per command, `--follow` (`follow.py`) and options
+made from flags (`flags.py`)."""

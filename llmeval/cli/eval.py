@@ -1,4 +1,5 @@
-"""`llmeval eval`: verify the final answers of generation files and print per-task scores."""
+"""`llmeval eval`: verify the final answers of generation files and print per-task scores, write
+the JSON result and the verdict export; its options and `evaluate` are `report`'s too."""
 
 from __future__ import annotations
 
@@ -6,17 +7,23 @@ import argparse
 import math
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from llmeval.cli.flags import from_flags
 from llmeval.cli.follow import add_follow, check_follow, follow
 from llmeval.errors import UsageError
 from llmeval.evaluate.discover import SIDE_SUFFIXES
-from llmeval.evaluate.options import DEFAULT_TIMEOUT_S, EvalOptions, RowKeys
+from llmeval.evaluate.layouts import RowKeys
+from llmeval.evaluate.options import DEFAULT_TIMEOUT_S, EvalOptions
 from llmeval.evaluate.run import EvalResult, run_eval
 from llmeval.evaluate.table import export_verdicts, print_report
 from llmeval.files import write_json_atomic
 from llmeval.progress import Progress
 from llmeval.records import ScoreReport
 from llmeval.verify.pool import DEFAULT_MEMORY_MB, default_workers
+
+if TYPE_CHECKING:
+    from llmeval.judge.ask import JudgeOptions
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -77,65 +84,66 @@ def add_eval_options(parser: argparse.ArgumentParser) -> None:
     add("--no-progress", action="store_true", help="no progress display")
 
 
-MAX_TIMEOUT_S = 86_400
-
-
 def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> EvalOptions:
-    """Check the flags and turn them into `EvalOptions`."""
+    """Check the flags and turn them into `EvalOptions` (a value out of its bounds names its
+    flag)."""
     paths = list(args.paths) + list(args.input_path)
     if not paths:
         raise UsageError("give at least one generation file, folder or glob")
-    if args.workers < 1:
-        raise UsageError("--workers must be at least 1")
-    if not 0 < args.timeout <= MAX_TIMEOUT_S:  # (NaN too; inf overflowed in the pool)
-        raise UsageError(f"--timeout must be positive and at most {MAX_TIMEOUT_S} s (a day)")
     if args.cache and args.no_cache:
         raise UsageError("--cache and --no-cache do not go together")
     if args.cache and args.cache.name.endswith(".spec.json"):  # it made the run unreadable
         raise UsageError(f"--cache {args.cache}: a run spec's name; name a .jsonl file")
-    judge = None
-    if args.judge_url or args.judge_model:
-        from llmeval.client.endpoints import normalize_base_url
-        from llmeval.judge.ask import JudgeOptions
-
-        if not (args.judge_url and args.judge_model):
-            raise UsageError("--judge-url and --judge-model go together")
-        if args.judge_workers < 1:
-            raise UsageError("--judge-workers must be at least 1")
-        if not 0 < args.judge_timeout < math.inf:
-            raise UsageError("--judge-timeout must be positive and finite")
-        if args.judge_max_tokens < 1:
-            raise UsageError("--judge-max-tokens must be at least 1")
-        api_key = args.judge_api_key or os.environ.get("LLMEVAL_JUDGE_API_KEY") or None
-        judge = JudgeOptions(
-            normalize_base_url(args.judge_url, "--judge-url"),
-            args.judge_model,
-            api_key,
-            args.judge_workers,
-            timeout=args.judge_timeout,
-            max_tokens=args.judge_max_tokens,
-        )
-    return EvalOptions(
+    keys = RowKeys(
+        answer=args.answer_key, response=args.response_key, id=args.id_key, lm_filter=args.lm_filter
+    )
+    return from_flags(
+        EvalOptions,
         paths=paths,
         task=args.task,
         cache=args.cache,
         use_cache=not args.no_cache,
         workers=args.workers,
-        timeout_s=args.timeout,
+        timeout=args.timeout,
         memory_mb=args.memory_mb or None,
-        keys=RowKeys(args.answer_key, args.response_key, args.id_key, args.lm_filter),
+        keys=keys,
         keep_texts=keep_texts,
         policy=args.policy,
-        judge=judge,
         model=args.model or None,
+    )
+
+
+def judge_from_args(args: argparse.Namespace) -> JudgeOptions | None:
+    """The judge the flags name, checked (None: no judge asked)."""
+    if not (args.judge_url or args.judge_model):
+        return None
+    from llmeval.client.endpoints import normalize_base_url
+    from llmeval.judge.ask import JudgeOptions
+
+    if not (args.judge_url and args.judge_model):
+        raise UsageError("--judge-url and --judge-model go together")
+    if args.judge_workers < 1:
+        raise UsageError("--judge-workers must be at least 1")
+    if not 0 < args.judge_timeout < math.inf:
+        raise UsageError("--judge-timeout must be positive and finite")
+    if args.judge_max_tokens < 1:
+        raise UsageError("--judge-max-tokens must be at least 1")
+    api_key = args.judge_api_key or os.environ.get("LLMEVAL_JUDGE_API_KEY") or None
+    return JudgeOptions(
+        normalize_base_url(args.judge_url, "--judge-url"),
+        args.judge_model,
+        api_key,
+        args.judge_workers,
+        timeout=args.judge_timeout,
+        max_tokens=args.judge_max_tokens,
     )
 
 
 def evaluate(args: argparse.Namespace, keep_texts: bool = False) -> EvalResult:
     """Evaluate the files the flags name, showing progress unless told not to."""
-    options = options_from_args(args, keep_texts)
+    options, judge = options_from_args(args, keep_texts), judge_from_args(args)
     if args.no_progress or args.quiet:
-        return run_eval(options)
+        return run_eval(options, judge=judge)
     shown = Progress("eval")
 
     def progress(verified: int, known: int, remaining: int) -> None:
@@ -143,7 +151,7 @@ def evaluate(args: argparse.Namespace, keep_texts: bool = False) -> EvalResult:
         shown.update(verified + known, verified + known + remaining, info, last=not remaining)
 
     try:
-        return run_eval(options, progress)
+        return run_eval(options, progress, judge)
     finally:
         shown.close()
 

@@ -9,8 +9,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import ValidationError
-
+from llmeval.cli.flags import from_flags
 from llmeval.client.endpoints import ClientConfig, normalize_base_url
 from llmeval.errors import UsageError
 from llmeval.infer.options import InferOptions
@@ -91,21 +90,6 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         raise UsageError(
             "--http was removed: llmeval has one HTTP stack (httpx on aiohttp); drop the flag"
         )
-    least = {
-        "n_samples": 1,
-        "max_workers": 1,
-        "max_retries": 0,
-        "max_reply_bytes": 0,
-        "retry_delay": 0,
-        "retry_max_delay": 0,
-    }
-    for name, minimum in least.items():
-        if not getattr(args, name) >= minimum:  # (NaN too)
-            flag = "--" + name.replace("_", "-")
-            raise UsageError(f"{flag} must be at least {minimum:g}, got {getattr(args, name):g}")
-    for name in ("timeout", "deadline", "progress_interval"):
-        if getattr(args, name) is not None and not getattr(args, name) > 0:
-            raise UsageError(f"--{name.replace('_', '-')} must be positive")
     urls = args.base_url or [os.environ.get("LLMEVAL_BASE_URL") or DEFAULT_BASE_URL]
     for url in urls:
         normalize_base_url(url)
@@ -120,16 +104,17 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         raise UsageError("--task: " + unknown_task(args.task))
     if task is None:
         _warn_no_task(args.input, bool(args.prompt_template))
-    client = ClientConfig(
-        base_urls=urls, api_key=args.api_key or os.environ.get("OPENAI_API_KEY") or None,
-        stream=args.stream, timeout=args.timeout, deadline=args.deadline,
-        max_retries=args.max_retries, backoff_base=args.retry_delay,
-        backoff_max=args.retry_max_delay, max_workers=args.max_workers,
+    key = args.api_key or os.environ.get("OPENAI_API_KEY") or None
+    client = from_flags(
+        ClientConfig, base_urls=urls, api_key=key, stream=args.stream, timeout=args.timeout,
+        deadline=args.deadline,        max_retries=args.max_retries, retry_delay=args.retry_delay,
+        retry_max_delay=args.retry_max_delay, max_workers=args.max_workers,
         max_reply_bytes=args.max_reply_bytes or max(64 * args.max_tokens, 1 << 20),
     )  # fmt: skip
     template = _template(args.prompt_template) or (task.template if task else MATH_TEMPLATE)
     shard, shard_source = _shard(args.shard, os.environ)
-    return InferOptions(
+    return from_flags(
+        InferOptions,
         input=args.input,
         output=args.output,
         client=client,
@@ -202,25 +187,20 @@ def _shard(flag: str | None, env: Mapping[str, str]) -> tuple[Shard | None, str 
 
 def _sampling(args: argparse.Namespace, template: str) -> Sampling:
     """The sampling flags as one `Sampling`; a value it refuses names its flag."""
-    try:
-        return Sampling(
-            temperature=args.temperature,
-            top_p=args.top_p,
-            top_k=args.top_k,
-            min_p=args.min_p,
-            max_tokens=args.max_tokens,
-            seed=args.seed,
-            system_prompt=args.system_prompt or None,
-            prompt_template=template,
-            extra_body=_extra_body(args.extra_body, args.enable_thinking),
-            reasoning_effort=args.reasoning_effort,
-            thinking_budget=args.thinking_budget,
-        )
-    except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        flag = "--" + str(error["loc"][0]).replace("_", "-")
-        got = f", got {error['input']!r}" if error["type"] != "value_error" else ""
-        raise UsageError(f"{flag} {error['msg'].removeprefix('Value error, ')}{got}") from None
+    return from_flags(
+        Sampling,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        top_k=args.top_k,
+        min_p=args.min_p,
+        max_tokens=args.max_tokens,
+        seed=args.seed,
+        system_prompt=args.system_prompt or None,
+        prompt_template=template,
+        extra_body=_extra_body(args.extra_body, args.enable_thinking),
+        reasoning_effort=args.reasoning_effort,
+        thinking_budget=args.thinking_budget,
+    )
 
 
 def _template(flag: str | None) -> str | None:

@@ -1,4 +1,5 @@
-"""`llmeval report`: one self-contained HTML file of scores, pictures, samples and comparison."""
+"""`llmeval report`: one self-contained HTML file of scores, leaderboard, pictures, per-sample
+grid, samples, comparison with a baseline, tokens and cost (`--follow`: rewritten as runs grow)."""
 
 from __future__ import annotations
 

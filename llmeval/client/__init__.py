@@ -1,1 +1,2 @@
-"""The chat client: the only home of httpx."""
+"""The chat client, the only home of httpx: the protocol, endpoints and retries, what a server
+says about itself."""

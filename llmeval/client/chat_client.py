@@ -1,4 +1,5 @@
-"""The chat client: least-loaded endpoints, retries with capped jittered backoff, typed errors.
+"""The chat client: the model served and what the server says of itself, a fixed number of
+workers, least-loaded endpoints, retries with capped jittered backoff, typed errors.
 
 One `httpx.AsyncClient` for every endpoint, on aiohttp's HTTP/1.1 client (httpx-aiohttp's
 transport: about ten times stock httpx's rate with hundreds of requests in flight). No
@@ -165,12 +166,13 @@ class ChatClient:
             except Transient as exc:
                 if exc.dropped and attempt < cfg.max_retries:
                     continue  # not the server's fault: at once, on a new connection
-                ep.failed(cfg.backoff_max, exc.connect)
+                ep.failed(cfg.retry_max_delay, exc.connect)
                 last, error = ep, exc
                 if attempt < cfg.max_retries:
                     self.retries += 1
-                    delay = random.uniform(0, min(cfg.backoff_max, cfg.backoff_base * 2**attempt))
-                    await asyncio.sleep(max(delay, min(exc.retry_after, cfg.backoff_max)))
+                    cap = cfg.retry_max_delay
+                    delay = random.uniform(0, min(cap, cfg.retry_delay * 2**attempt))
+                    await asyncio.sleep(max(delay, min(exc.retry_after, cap)))
                 continue
             ep.succeeded()
             reply.endpoint, reply.latency_s = ep.url, time.perf_counter() - start

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from llmeval.errors import UsageError, display_url
 
@@ -13,21 +16,26 @@ __all__ = ["ClientConfig", "Endpoint", "display_url", "normalize_base_url", "pic
 SET_ASIDE_AFTER = 3  # consecutive failures before an endpoint is set aside
 
 
-@dataclass
-class ClientConfig:
-    """How to reach the servers and how hard to try."""
+class ClientConfig(BaseModel):
+    """How to reach the servers and how hard to try; its bounds are the flags' checks."""
 
-    base_urls: list[str]
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_urls: list[str] = Field(min_length=1)
     api_key: str | None = None
     stream: bool = True
-    timeout: float = 600.0  # read timeout: between bytes when streaming
-    deadline: float | None = None  # whole attempt, first byte to last (a trickling server)
-    connect_timeout: float = 10.0
-    max_retries: int = 8
-    backoff_base: float = 1.0
-    backoff_max: float = 60.0
-    max_workers: int = 64
-    max_reply_bytes: int = 1 << 24  # a longer reply is cut there (the server ignored max_tokens)
+    timeout: float = Field(600.0, gt=0)  # read timeout: between bytes when streaming
+    deadline: float | None = Field(None, gt=0)  # whole attempt, first byte to last (trickling)
+    connect_timeout: float = Field(10.0, gt=0)
+    max_retries: int = Field(8, ge=0)
+    retry_delay: float = Field(1.0, ge=0)  # the first backoff's ceiling, doubling per attempt
+    retry_max_delay: float = Field(60.0, ge=0)  # the backoff's cap
+    max_workers: int = Field(64, ge=1)  # requests in flight
+    max_reply_bytes: int = Field(1 << 24, ge=1)  # a longer reply is cut (max_tokens ignored)
+
+    def __init__(self, base_urls: list[str], api_key: str | None = None, **fields: Any) -> None:
+        # (the servers and key by position too: the judge's call)
+        super().__init__(base_urls=base_urls, api_key=api_key, **fields)
 
 
 def normalize_base_url(url: str, flag: str = "--base-url") -> str:

@@ -1,4 +1,5 @@
-"""Files of `eval`: find generation files, their run spec and task."""
+"""Files of `eval`: find generation files, their run spec, task, and the folder that names a
+run's model."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Pure text work on model outputs: strip the reasoning, find the final boxed answer, or an
-anchored one (`answers.py` reads them per task and policy). Cheap and deterministic; the
+anchored one (`policy_answers.py` reads them per task and policy). Cheap and deterministic; the
 extracted answer (not the whole text) is verified and keys the verdict cache."""
 
 from __future__ import annotations

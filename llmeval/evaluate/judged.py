@@ -5,51 +5,75 @@ the verdict cache beside the rules' and are appended as they arrive."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from llmeval.errors import ServerError, display_url
 from llmeval.evaluate.metrics import Outcome, group_by_problem, summarize
-from llmeval.evaluate.options import EvalOptions
 from llmeval.evaluate.runs import InputRun
 from llmeval.evaluate.samples import Sample
 from llmeval.judge.prompt import JUDGE_VERSION, judge_key
 from llmeval.records import JudgeScore, Verdict
 from llmeval.verify.cache import VerdictCache
 
+if TYPE_CHECKING:
+    from llmeval.judge.ask import JudgeOptions, Question, Ruling
+
 log = logging.getLogger("llmeval")
+Wanting = dict[Path, list[Path]]  # generation file -> the verdict cache files wanting its verdicts
 _YES_NO = {"correct": "yes", "incorrect": "no"}
 
 
-def judge_files(runs: list[InputRun], options: EvalOptions, cache: VerdictCache) -> None:
-    """Ask the judge (`options.judge`) about every rule-`incorrect`, untruncated sample (under
-    the chosen policy) the cache has no verdict for; set every such sample's `judge` and
-    `judge_reply`."""
-    from llmeval.judge.ask import Question, Ruling, ask_all
+@dataclass
+class _Asks:
+    """The judge's work: each sample asked about with its question key, the answers known
+    (question key -> yes / no / "" and the reply), the questions left to ask, and the cache
+    files wanting each question's verdict."""
 
-    judge, policy = options.judge, options.policy
-    if judge is None:
-        return
-    found: dict[str, tuple[str, str]] = {}  # question key -> (yes / no / "", reply)
-    questions: dict[str, Question] = {}
-    wanted: dict[str, set[Path]] = {}  # question key -> the cache files wanting its verdict
-    asked: list[tuple[Sample, str]] = []  # (sample, its question key)
+    asked: list[tuple[Sample, str]] = field(default_factory=list)
+    found: dict[str, tuple[str, str]] = field(default_factory=dict)
+    questions: dict[str, Question] = field(default_factory=dict)
+    wanted: dict[str, set[Path]] = field(default_factory=dict)
+
+
+def _asks(
+    runs: list[InputRun], model: str, policy: str, cache: VerdictCache, wanting: Wanting
+) -> _Asks:
+    """Every rule-`incorrect`, untruncated sample (under `policy`) is asked about: its answer
+    from the cache, else a question for `model` (one per distinct problem, gold, answer)."""
+    from llmeval.judge.ask import Question  # (the HTTP client loads only when a judge is asked)
+
+    out = _Asks()
     for source, path, samples in ((r, p, s) for r in runs for p, s in r.by_file()):
-        cache_file = options.cache_file(path)
+        wants = wanting.get(path, [])
         for sample in samples:
             answer = sample.answer_for(policy)
             if sample.status[policy] != "incorrect" or sample.truncated or answer is None:
                 continue
             problem = source.prompts.get(sample.problem_id, "")
-            key = judge_key(judge.model, problem, sample.gold, answer)
-            asked.append((sample, key))
-            if key not in found and key not in questions:
+            key = judge_key(model, problem, sample.gold, answer)
+            out.asked.append((sample, key))
+            if key not in out.found and key not in out.questions:
                 hit = cache.get(key)
                 if hit is None:
-                    questions[key] = Question(key, problem, sample.gold, answer)
+                    out.questions[key] = Question(key, problem, sample.gold, answer)
                 else:
-                    found[key] = (_YES_NO.get(hit.status, ""), hit.detail or "")
-            if cache_file is not None:
-                wanted.setdefault(key, set()).add(cache_file)
+                    out.found[key] = (_YES_NO.get(hit.status, ""), hit.detail or "")
+            out.wanted.setdefault(key, set()).update(wants)
+    return out
+
+
+def judge_files(
+    runs: list[InputRun], judge: JudgeOptions, policy: str, cache: VerdictCache, wanting: Wanting
+) -> None:
+    """Ask the judge about every rule-`incorrect`, untruncated sample (under `policy`) the cache
+    has no verdict for; set every such sample's `judge` and `judge_reply`. Each verdict goes to
+    the cache files `wanting` its file's verdicts."""
+    from llmeval.judge.ask import ask_all
+
+    asks = _asks(runs, judge.model, policy, cache, wanting)
+    found, questions = asks.found, asks.questions
     errors: list[str] = []
     cached, replies = len(found), 0
 
@@ -69,7 +93,7 @@ def judge_files(runs: list[InputRun], options: EvalOptions, cache: VerdictCache)
             key=reply.key, status=status, pred=question.answer, gold=question.gold, detail=detail,
             verifier=f"judge {JUDGE_VERSION} {judge.model}",
         )  # fmt: skip
-        cache.add(verdict, list(wanted.get(reply.key, ())), new=True)
+        cache.add(verdict, list(asks.wanted.get(reply.key, ())), new=True)
 
     if questions:
         log.info("judge: asking %s about %d answers", judge.model, len(questions))
@@ -78,7 +102,7 @@ def judge_files(runs: list[InputRun], options: EvalOptions, cache: VerdictCache)
             raise ServerError(f"judge {display_url(judge.url)}: no request succeeded: {errors[0]}")
     for error in errors:
         log.warning("judge: %s (the rules' verdict stands)", error)
-    for sample, key in asked:
+    for sample, key in asks.asked:
         sample.judge, sample.judge_reply = found.get(key, ("", ""))
 
 

@@ -1,9 +1,9 @@
 """Other harnesses' files as they are written: each layout is recognised by its first row and its
 rows are given the fields the sample reader knows (`gen`, `answer`, `problem_id`, `prompt`),
-keeping their own. lm-evaluation-harness `samples_*.jsonl` (one row per document and filter),
+keeping their own: lm-evaluation-harness `samples_*.jsonl` (a row per document and filter),
 SkyThought `results.json` (one JSON document), NeMo-Skills `output-rs<seed>.jsonl`, LIMO
-outputs (`generated_responses`) and the Qwen2.5-Math harness (`code`). Dotted keys
-(`doc.ID`) read nested fields; the field readers say what to do with a field that is not one."""
+(`generated_responses`), the Qwen2.5-Math harness (`code`). `RowKeys` name the fields (`doc.ID`
+reads a nested one); the field readers say what to do with a field that is not one."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from llmeval.errors import InputError, UsageError
 from llmeval.files import read_file, without_bom
@@ -263,10 +265,21 @@ def output_tokens(row: Row, position: int) -> int | None:
     return token_count(usage.get("completion_tokens")) if isinstance(usage, dict) else None
 
 
-def missing_fields(row: Row, keys: tuple[str, str, str | None], has_text: bool) -> list[str]:
-    """The fields a row lacks, each with the flag that names it: (response, answer, id) keys;
+class RowKeys(BaseModel):
+    """Which row fields hold the gold, the output(s) and the problem id (None: detect)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    answer: str = "answer"
+    response: str = "gen"
+    id: str | None = None
+    lm_filter: str | None = None  # lm-evaluation-harness files: the filter whose rows are read
+
+
+def missing_fields(row: Row, keys: RowKeys, has_text: bool) -> list[str]:
+    """The fields a row lacks, each with the flag that names it (response, answer and id keys);
     without an id key, a row needs `problem_id`, `doc_id` or a problem text."""
-    response, answer, id_key = keys
+    response, answer, id_key = keys.response, keys.answer, keys.id
     missing = [f"{k!r} ({flag})" for k, flag in ((response, "--response-key"),
                (answer, "--answer-key")) if nested(row, k) is MISSING]  # fmt: skip
     if id_key is not None and nested(row, id_key) is MISSING:

@@ -9,6 +9,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from llmeval.evaluate.headline import pct, pct_err
 from llmeval.evaluate.labels import run_labels
 from llmeval.records import TaskScore
 
@@ -21,10 +22,6 @@ NO_ROUND_NOTE = (
 )
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}"
-
-
 def coverage(score: TaskScore) -> tuple[str, str]:
     """(samples done / planned, problems with a sample / all planned)."""
     planned = score.n_problems + score.n_problems_missing
@@ -35,13 +32,12 @@ def rounds_cell(score: TaskScore) -> str:
     """`48.3 ± 5.1`: avg@k with its stderr; `none yet` for k = 0."""
     if not score.rounds_complete or score.rounds_accuracy is None:
         return NO_ROUND
-    err = score.rounds_stderr
-    return _pct(score.rounds_accuracy) + ("" if err is None else f" ± {_pct(err)}")
+    return pct_err(score.rounds_accuracy, score.rounds_stderr)
 
 
 def mean_cell(score: TaskScore) -> str:
     """The mean over finished samples, marked provisional while the run is incomplete."""
-    value = _pct(score.finished_mean)
+    value = pct(score.finished_mean)
     return value if score.complete else f"{value} (provisional)"
 
 

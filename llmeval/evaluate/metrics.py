@@ -1,5 +1,6 @@
-"""Pure statistics over per-sample outcomes: avg@n, both standard errors, pass@k, maj@k.
-Problems are the unit: every figure is a mean over problems of a per-problem figure.
+"""Pure statistics over per-sample outcomes: avg@n, both standard errors, pass@k, maj@k, and of
+a run in progress the complete-rounds estimate and the mean over finished samples. Problems are
+the unit: every figure is a mean over problems of a per-problem figure (its fraction correct).
 Formulas are written out in the README section "eval"."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 _CORRECT = "\x00correct"  # the one class of every correct answer in a vote
 
@@ -102,14 +104,30 @@ def sample_stderr(fractions: Sequence[float], sizes: Sequence[int]) -> float | N
     return math.sqrt(total) / len(fractions)
 
 
-def group_by_problem(outcomes: Iterable[Outcome]) -> dict[str, list[Outcome]]:
-    """Outcomes per problem, each list ordered by sample_idx; problems in first-seen order."""
-    groups: dict[str, list[Outcome]] = {}
+class _Keyed(Protocol):
+    @property
+    def problem_id(self) -> str: ...
+    @property
+    def sample_idx(self) -> int: ...
+
+
+K = TypeVar("K", bound=_Keyed)
+
+
+def group_by_problem(outcomes: Iterable[K]) -> dict[str, list[K]]:
+    """Outcomes (or samples) per problem, each list ordered by sample_idx; problems in
+    first-seen order."""
+    groups: dict[str, list[K]] = {}
     for out in outcomes:
         groups.setdefault(out.problem_id, []).append(out)
     for samples in groups.values():
         samples.sort(key=lambda o: o.sample_idx)
     return groups
+
+
+def fraction_correct(outcomes: Sequence[Outcome]) -> float:
+    """The share of `outcomes` that are correct: of one problem's samples, its p_i."""
+    return sum(o.correct for o in outcomes) / len(outcomes)
 
 
 @dataclass(frozen=True)
@@ -137,16 +155,17 @@ def summarize(groups: dict[str, list[Outcome]]) -> Summary:
     labels = [[o.label for o in s] for s in present]  # once for every k
     return Summary(
         n_problems=len(groups),
-        accuracy=_mean(fractions),
+        accuracy=mean(fractions),
         stderr=clustered_stderr(fractions),
         sample_stderr=sample_stderr(fractions, sizes),
-        pass_at_k={str(k): _mean([pass_at_k(n, c, k) for n, c in counts]) for k in ks},
-        maj_at_k={str(k): _mean([_maj_of_labels(lab, k) for lab in labels]) for k in ks},
+        pass_at_k={str(k): mean([pass_at_k(n, c, k) for n, c in counts]) for k in ks},
+        maj_at_k={str(k): mean([_maj_of_labels(lab, k) for lab in labels]) for k in ks},
     )
 
 
-def _mean(values: Sequence[float]) -> float:
-    return math.fsum(values) / len(values)  # (exact sums: the order of problems never matters)
+def mean(values: Sequence[float]) -> float:
+    """The mean of a non-empty sequence, its sum exact (`fsum`: the order never matters)."""
+    return math.fsum(values) / len(values)
 
 
 @dataclass(frozen=True)
@@ -170,7 +189,7 @@ def complete_rounds(groups: dict[str, list[Outcome]], n: int, unstarted: int = 0
     if k == 0:
         return Rounds(0, None, None)
     fractions = [sum(o.correct for o in outs if o.sample_idx < k) / k for outs in groups.values()]
-    return Rounds(k, _mean(fractions), clustered_stderr(fractions))
+    return Rounds(k, mean(fractions), clustered_stderr(fractions))
 
 
 def _prefix(outs: Sequence[Outcome]) -> int:
@@ -185,4 +204,4 @@ def _prefix(outs: Sequence[Outcome]) -> int:
 def finished_mean(outcomes: Sequence[Outcome]) -> float | None:
     """The share of correct samples among all finished ones: what a running mean shows. While
     a run is incomplete it reads high when short answers finish first and are more often right."""
-    return sum(o.correct for o in outcomes) / len(outcomes) if outcomes else None
+    return fraction_correct(outcomes) if outcomes else None

@@ -1,51 +1,40 @@
-"""What `llmeval eval` (and `report`, which evaluates first) is told."""
+"""What `llmeval eval` (and `report`, which evaluates first) is told: built by the command line
+(`cli/eval.py`), read by `run_eval`, which hands each step only what it uses. A frozen model
+whose bounds are the flags' checks, like infer's. The judge's options (`judge.ask`, which loads
+the HTTP client) are given to `run_eval` apart, only when a judge is asked."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from llmeval.evaluate.layouts import RowKeys
 from llmeval.verify.cache import cache_path_for
 from llmeval.verify.pool import DEFAULT_MEMORY_MB
 from llmeval.verify.verifier import Policy
 
-if TYPE_CHECKING:
-    from llmeval.judge.ask import JudgeOptions
-
 DEFAULT_TIMEOUT_S = 20.0
+MAX_TIMEOUT_S = 86_400  # a day: longer overflowed in the pool
 
 
-@dataclass(frozen=True)
-class RowKeys:
-    """Which row fields hold the gold, the output(s) and the problem id (None: detect)."""
-
-    answer: str = "answer"
-    response: str = "gen"
-    id: str | None = None
-    lm_filter: str | None = None  # lm-evaluation-harness files: the filter whose rows are read
-
-    @property
-    def fields(self) -> tuple[str, str, str | None]:
-        """(response, answer, id) keys."""
-        return self.response, self.answer, self.id
-
-
-@dataclass(frozen=True)
-class EvalOptions:
+class EvalOptions(BaseModel):
     """What `llmeval eval` was asked to do."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     paths: list[str]
     task: str | None = None
     cache: Path | None = None
     use_cache: bool = True
-    workers: int = 1
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    memory_mb: int | None = DEFAULT_MEMORY_MB
-    keys: RowKeys = field(default_factory=RowKeys)
+    workers: int = Field(1, ge=1)
+    timeout: float = Field(  # seconds of the verifier's CPU time per verification
+        DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S, json_schema_extra={"unit": "s"}
+    )
+    memory_mb: int | None = Field(DEFAULT_MEMORY_MB, ge=1)
+    keys: RowKeys = Field(default_factory=RowKeys)
     keep_texts: bool = False  # keep each sample's texts and timings (the report shows them)
     policy: Policy = "strict"
-    judge: JudgeOptions | None = None  # ask an LLM judge about the rules' misses
     model: str | None = None  # --model: the model of every run read (files from elsewhere)
 
     def cache_file(self, path: Path) -> Path | None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
 
@@ -32,7 +31,7 @@ def reference_problems(source: InputRun) -> tuple[Path, tuple[Problem, ...]] | N
     any file of the run: shards ran on other machines), else the task's data file; None when
     neither can be read."""
     inputs = {p.spec.input_file: p.spec for p in source.parts if p.spec and p.spec.input_file}
-    own = {f.name for f in fields(InputKeys)}  # (another version may have other keys)
+    own = set(InputKeys.model_fields)  # (another version may have other keys)
     candidates = []
     for name, spec in inputs.items():
         named = {k: v for k, v in spec.input_keys.items() if v is not None and k in own}
@@ -165,10 +164,44 @@ def _settle_golds(
     asked_alike: set[str],
     path: Path | None,
 ) -> None:
-    """One gold per problem: the current input's (`current`) where its rows hold another and
-    were asked alike or disagree among themselves, else the rows' own (said); a problem no
-    input holds whose rows disagree: the latest row's. Answers are read again for a settled
-    gold."""
+    """One gold per problem (`_golds`), the answers read again for each settled one, and a
+    warning naming the problems whose rows hold another gold than the input's."""
+    settled, changed, kept = _golds(source, by_problem, current, asked_alike)
+    if settled:
+        reread_run(source, settled)
+    said = (
+        (
+            changed,
+            "have rows whose gold is not the current one of %s (changed since they were "
+            "written?); graded against the current gold",
+        ),
+        (
+            kept,
+            "have a gold other than %s's and prompts without its text (asked otherwise?); "
+            "graded against their own gold",
+        ),
+    )
+    for problems, what in said:
+        if problems:
+            log.warning(
+                "%s: %d problems " + what + ": %s",
+                source.name,
+                len(problems),
+                path,
+                "; ".join(problems[:5]),
+            )
+
+
+def _golds(
+    source: InputRun,
+    by_problem: dict[str, list[Sample]],
+    current: dict[str, str],
+    asked_alike: set[str],
+) -> tuple[dict[str, str], list[str], list[str]]:
+    """The problems given another gold than their rows': the current input's (`current`) where
+    their rows hold another and were asked alike or disagree among themselves, else the rows'
+    own (kept, said); a problem no input holds whose rows disagree: the latest row's. With the
+    changed and the kept, each as it is said."""
     changed, kept, settled = [], [], {}
     for pid, samples in by_problem.items():
         golds = list(dict.fromkeys(s.gold for s in samples if s.gold))
@@ -193,26 +226,4 @@ def _settle_golds(
         else:
             continue
         settled[pid] = gold
-    if settled:
-        reread_run(source, settled)
-    said = (
-        (
-            changed,
-            "have rows whose gold is not the current one of %s (changed since they were "
-            "written?); graded against the current gold",
-        ),
-        (
-            kept,
-            "have a gold other than %s's and prompts without its text (asked otherwise?); "
-            "graded against their own gold",
-        ),
-    )
-    for problems, what in said:
-        if problems:
-            log.warning(
-                "%s: %d problems " + what + ": %s",
-                source.name,
-                len(problems),
-                path,
-                "; ".join(problems[:5]),
-            )
+    return settled, changed, kept

@@ -1,6 +1,7 @@
 """The `eval` stage: read generation files as runs (a file, or a run's shards), verify each
-sample under both policies (cache first, then the worker pool for the distinct misses), and
-fold the verdicts into per-run scores."""
+sample under both policies (cache first, then the worker pool for the distinct misses), ask the
+judge about the rules' misses where one is given (`judged.py`), and fold the verdicts into
+per-run scores."""
 
 from __future__ import annotations
 
@@ -9,27 +10,33 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from llmeval import __version__
 from llmeval.evaluate.discover import discover
-from llmeval.evaluate.judged import judge_files, judge_score
+from llmeval.evaluate.judged import Wanting, judge_files, judge_score
 from llmeval.evaluate.options import EvalOptions
 from llmeval.evaluate.reference import apply_reference
 from llmeval.evaluate.runs import InputRun, group_runs, read_run
 from llmeval.evaluate.scoring import accuracy, task_score
-from llmeval.records import CacheStats, ScoreReport, Verdict
+from llmeval.records import CacheStats, ScoreReport, TaskScore, Verdict
 from llmeval.verify.cache import VerdictCache
 from llmeval.verify.pool import VerifyPool, prestart
 from llmeval.verify.queue import VerifyResult, VerifyTask
 from llmeval.verify.verifier import (
     GOLD_UNPARSED,
     POLICIES,
+    Policy,
     quick_status,
     stale_verifier,
     verdict_key,
     verifier_id,
 )
+
+if TYPE_CHECKING:
+    from llmeval.judge.ask import JudgeOptions
 
 log = logging.getLogger("llmeval")
 # progress(verified, cached, remaining): samples verified now, known without
@@ -60,20 +67,21 @@ class _Verdicts:
     hits: int = 0
 
 
-def _collect(runs: list[InputRun], options: EvalOptions, cache: VerdictCache) -> _Verdicts:
+def _collect(runs: list[InputRun], cache: VerdictCache, wanting: Wanting) -> _Verdicts:
     """Every distinct pair the samples need: decided by a quick rule or from the cache, else
     queued for the verifier. A sample needs its lenient answer's pair, and its strict one's
-    when that differs (counted once, on the first). Each file's verdicts go to its own cache."""
+    when that differs (counted once, on the first). Each file's verdicts go to the cache files
+    `wanting` them."""
     verdicts = _Verdicts()
     files = [(run.task.kind, path, samples) for run in runs for path, samples in run.by_file()]
     for kind, path, samples in files:
-        cache_file = options.cache_file(path)
-        wants = [cache_file] if cache_file else []
+        wants = wanting.get(path, [])
         pairs: Counter[Pair] = Counter()
         for s in samples:
-            if s.gold and s.answer is not None:
-                pairs[(kind, s.gold, s.answer)] += 1
-                if s.pred is not None and s.pred != s.answer:
+            lenient = s.answer_for("lenient")
+            if s.gold and lenient is not None:
+                pairs[(kind, s.gold, lenient)] += 1
+                if s.pred is not None and s.pred != lenient:
                     pairs[(kind, s.gold, s.pred)] += 0
         for pair, count in pairs.items():
             if pair not in verdicts.known and pair not in verdicts.tasks:
@@ -103,10 +111,16 @@ def _look_up(verdicts: _Verdicts, pair: Pair, cache: VerdictCache) -> None:
         verdicts.hits += 1
 
 
-def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalResult:
-    """Verify every sample of every run under both policies and score each run."""
+def run_eval(
+    options: EvalOptions, progress: ProgressFn | None = None, judge: JudgeOptions | None = None
+) -> EvalResult:
+    """Verify every sample of every run under both policies (and with `judge`, ask it about
+    the rules' misses) and score each run."""
     groups = group_runs(discover(options.paths))
-    caches = sorted({c for paths in groups for p in paths if (c := options.cache_file(p))})
+    wanting: Wanting = {}  # generation file -> the cache files wanting its verdicts
+    for path in (p for paths in groups for p in paths):
+        wanting[path] = [c] if (c := options.cache_file(path)) else []
+    caches = sorted({c for files in wanting.values() for c in files})
     if not options.use_cache or not all(c.exists() for c in caches):
         prestart()  # probably cold: the verifier boots while the files are read
     runs = [
@@ -116,28 +130,18 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
     for source in runs:
         apply_reference(source)
         _warn_golds_not_letters(source)
-    cache = VerdictCache(caches, options.timeout_s, stale_verifier)
+    cache = VerdictCache(caches, options.timeout, stale_verifier)
     try:
-        verdicts = _collect(runs, options, cache)
-        _verify(verdicts, cache, options, sum(len(r.samples) for r in runs), progress)
+        verdicts = _collect(runs, cache, wanting)
+        pool = partial(VerifyPool, options.workers, options.timeout, options.memory_mb)
+        _verify(verdicts, cache, pool, sum(len(r.samples) for r in runs), progress)
         for source in runs:
             _set_statuses(source, verdicts)
-        if options.judge is not None:
-            judge_files(runs, options, cache)
+        if judge is not None:
+            judge_files(runs, judge, options.policy, cache, wanting)
     finally:
         cache.close()
-    scores = []
-    for source in runs:
-        score = task_score(source, options.policy)
-        if options.judge is not None:
-            score.judge = judge_score(options.judge.model, source, options.policy)
-        score.policies = {p: accuracy(source, p) for p in POLICIES}
-        source.gold_unparsed = _gold_unparsed(source, verdicts)
-        score.n_gold_unparsed = _warn(source, source.gold_unparsed, _UNPARSED)
-        _warn(source, {s.problem_id for s in source.samples if not s.gold}, _UNGRADED)
-        if score.mixed_settings:
-            log.warning("%s: mixed settings: %s", source.name, score.mixed_settings)
-        scores.append(score)
+    scores = [_score(source, verdicts, options.policy, judge) for source in runs]
     stats = CacheStats.model_construct(
         files=[str(c) for c in caches],
         hits=verdicts.hits,
@@ -155,14 +159,33 @@ def run_eval(options: EvalOptions, progress: ProgressFn | None = None) -> EvalRe
     return EvalResult(runs, report)
 
 
+def _score(
+    source: InputRun, verdicts: _Verdicts, policy: Policy, judge: JudgeOptions | None
+) -> TaskScore:
+    """A verified run's figures under `policy` (and the other's accuracy, the judge's), with a
+    warning for each thing they cannot show: golds unparsed, problems without a gold, mixed
+    settings."""
+    score = task_score(source, policy)
+    if judge is not None:
+        score.judge = judge_score(judge.model, source, policy)
+    score.policies = {p: accuracy(source, p) for p in POLICIES}
+    source.gold_unparsed = _gold_unparsed(source, verdicts)
+    score.n_gold_unparsed = _warn(source, source.gold_unparsed, _UNPARSED)
+    _warn(source, {s.problem_id for s in source.samples if not s.gold}, _UNGRADED)
+    if score.mixed_settings:
+        log.warning("%s: mixed settings: %s", source.name, score.mixed_settings)
+    return score
+
+
 def _verify(
     verdicts: _Verdicts,
     cache: VerdictCache,
-    options: EvalOptions,
+    pool: Callable[[], VerifyPool],
     samples: int,
     progress: ProgressFn | None,
 ) -> None:
-    """Verify the pending pairs in worker processes; each verdict is cached as it comes."""
+    """Verify the pending pairs in worker processes (`pool`, made only when some are); each
+    verdict is cached as it comes."""
     by_key = {task.key: pair for pair, task in verdicts.tasks.items()}
     waiting = sum(verdicts.waiting.values())
     cached, verified = samples - waiting, 0
@@ -172,7 +195,7 @@ def _verify(
     def on_result(result: VerifyResult) -> None:
         nonlocal verified
         pair = by_key[result.key]
-        timeout_s = options.timeout_s if result.status == "timeout" else None
+        timeout_s = cache.timeout_s if result.status == "timeout" else None
         statuses = (result.status, result.lenient or result.status)
         verdicts.known[pair] = {
             policy: Verdict(
@@ -194,8 +217,7 @@ def _verify(
             progress(verified, cached, waiting - verified)
 
     if verdicts.tasks:
-        pool = VerifyPool(options.workers, options.timeout_s, options.memory_mb)
-        pool.run(verdicts.tasks.values(), on_result)
+        pool().run(verdicts.tasks.values(), on_result)
 
 
 def _set_statuses(source: InputRun, verdicts: _Verdicts) -> None:
@@ -216,7 +238,8 @@ def _set_statuses(source: InputRun, verdicts: _Verdicts) -> None:
 def _gold_unparsed(source: InputRun, verdicts: _Verdicts) -> set[str]:
     """The problems whose gold the verifier could not read (compared as text alone)."""
     kind = source.task.kind
-    found = ((s, verdicts.known.get((kind, s.gold, s.answer or ""))) for s in source.samples)
+    pairs = ((s, (kind, s.gold, s.answer_for("lenient") or "")) for s in source.samples)
+    found = ((s, verdicts.known.get(pair)) for s, pair in pairs)
     return {s.problem_id for s, v in found if v and v["strict"].detail == GOLD_UNPARSED}
 
 

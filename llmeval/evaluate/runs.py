@@ -14,8 +14,7 @@ from typing import Any
 
 from llmeval.errors import InputError, UsageError
 from llmeval.evaluate.discover import model_folder, read_spec, resolve_task
-from llmeval.evaluate.layouts import RowSource
-from llmeval.evaluate.options import RowKeys
+from llmeval.evaluate.layouts import RowKeys, RowSource
 from llmeval.evaluate.samples import Pair, RowReader, Sample, read_rows
 from llmeval.records import CONTEXT_REJECTED, RunSpec
 from llmeval.shards import (
@@ -171,17 +170,22 @@ def read_run(
                 "once, from %s",
                 other, part.path, count, example, other.name,
             )  # fmt: skip
+    _refuse_ungradable(run, first_row)
+    run.model = model or _model(spec, models, run.path)
+    return run
+
+
+def _refuse_ungradable(run: InputRun, first_row: dict[str, Any] | None) -> None:
+    """A run without a row, or whose rows hold no gold under its answer key, is an error."""
     if first_row is None:
-        what = "the file" if len(parts) == 1 else "its files"
+        what = "the file" if len(run.parts) == 1 else "its files"
         raise InputError(run.name, f"no samples in {what} (empty)")
     if not any(s.gold for s in run.samples):
         raise InputError(
             run.name,
-            f"no row has a gold answer under {keys.answer!r} (a row has: "
+            f"no row has a gold answer under {run.keys.answer!r} (a row has: "
             f"{', '.join(sorted(first_row)[:20])}); name it with --answer-key",
         )
-    run.model = model or _model(spec, models, run.path)
-    return run
 
 
 def reread_run(run: InputRun, golds: dict[str, str]) -> None:

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from llmeval.errors import InputError
-from llmeval.evaluate.answers import read_answers
 from llmeval.evaluate.copies import Copies, count_repeats, fingerprint
 from llmeval.evaluate.discover import META_FIELDS
 from llmeval.evaluate.extract import THINK_CLOSE, THINK_OPEN, TRUNCATED_REASONS, stops_mid_sentence
 from llmeval.evaluate.layouts import (
     MISSING,
+    RowKeys,
     RowSource,
     explicit_index,
     missing_fields,
@@ -30,7 +30,7 @@ from llmeval.evaluate.layouts import (
     seconds,
     text_field,
 )
-from llmeval.evaluate.options import RowKeys
+from llmeval.evaluate.policy_answers import read_answers
 from llmeval.records import CONTEXT_REJECTED, token_count
 from llmeval.tasks import Task
 
@@ -53,7 +53,8 @@ class Texts:
 
 @dataclass(slots=True)
 class Sample:
-    """What scoring needs of one generation: ids, gold, the extracted answer, the ending."""
+    """What scoring needs of one generation: ids, gold, the answer each policy reads, the
+    ending."""
 
     problem_id: str
     sample_idx: int
@@ -73,14 +74,12 @@ class Sample:
     prompt_tokens: int | None = None  # usage.prompt_tokens, where the row has it
     unfinished: bool = False  # no finish reason recorded; the text looks cut (counted truncated)
 
-    @property
-    def answer(self) -> str | None:
-        """The answer under the lenient policy: its own reading, else the boxed one."""
-        return self.anchored if self.anchored is not None else self.pred
-
     def answer_for(self, policy: str) -> str | None:
-        """The answer a policy judges: the boxed one; under lenient, its own reading first."""
-        return self.answer if policy == "lenient" else self.pred
+        """The answer a policy judges: the boxed one (`pred`); under lenient, its own reading
+        (`anchored`) where it has one."""
+        if policy == "lenient" and self.anchored is not None:
+            return self.anchored
+        return self.pred
 
     def correct(self, policy: str) -> bool:
         """What every figure counts as right: verified correct, and not cut off."""
@@ -122,7 +121,7 @@ class RowReader:
         """The samples of one row: one, or one per output when the response field is a list."""
         key = self.keys.response
         value = nested(row, key)
-        missing = missing_fields(row, self.keys.fields, problem_text(row) is not None)
+        missing = missing_fields(row, self.keys, problem_text(row) is not None)
         if value is MISSING or any("--id-key" in m for m in missing):
             raise InputError(
                 self.path,

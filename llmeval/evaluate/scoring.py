@@ -129,6 +129,25 @@ def _token_means(samples: list[Sample]) -> list[float | None]:
     return [sum(v) / len(v) if v else None for v in (completion, reasoning, answer, prompt)]
 
 
+def _run_fields(source: InputRun) -> dict[str, Any]:
+    """Which run the figures are of and what its files held besides samples: task, model,
+    files and shards, settings, the problems scored against, rows left out or copied."""
+    return {
+        "task": source.task.name,
+        "model": source.model,
+        "file": str(source.path),
+        "files": [str(path) for path in source.files],
+        "shards": [str(shard) for shard in source.shards],
+        "settings": run_settings(source.spec),
+        "n_problems_foreign": len(source.foreign),
+        "n_duplicates": source.duplicates,
+        "n_copies": source.copies,
+        "problems_file": source.reference and source.reference[0],
+        "problems_sha256": source.reference and source.reference[1],
+        "mixed_settings": mixed_settings(source.spec, source.settings),
+    }
+
+
 def task_score(source: InputRun, policy: str) -> TaskScore:
     """The figures of one run under `policy`, from each sample's verdict status."""
     graded = [s for s in source.samples if s.status[policy] != "ungraded"]
@@ -151,24 +170,14 @@ def task_score(source: InputRun, policy: str) -> TaskScore:
     rounds = complete_rounds(groups, n, missing)
     complete = bool(outs) and expected == len(outs) and not gaps
     return TaskScore.model_construct(
-        task=source.task.name,
-        model=source.model,
-        file=str(source.path),
-        files=[str(path) for path in source.files],
-        shards=[str(shard) for shard in source.shards],
-        settings=run_settings(source.spec),
+        **_run_fields(source),
         n_problems_missing=missing,
-        n_problems_foreign=len(source.foreign),
         n_samples=n,
         samples_expected=expected,
         samples_scored=len(outs),
         samples_missing=max(expected - len(outs), len(gaps)),
         **asdict(summary),  # n_problems, accuracy, stderr, pass@k, maj@k
         n_incorrect=len(outs) - counts["n_correct"] - failed,
-        n_duplicates=source.duplicates,
-        n_copies=source.copies,
-        problems_file=source.reference and source.reference[0],
-        problems_sha256=source.reference and source.reference[1],
         n_unfinished=sum(s.unfinished for s in source.samples if s.status[policy] != "ungraded"),
         n_ungraded=len({s.problem_id for s in source.samples if s.status[policy] == "ungraded"}),
         truncation_rate=counts["n_truncated"] / len(outs) if outs else None,
@@ -182,7 +191,6 @@ def task_score(source: InputRun, policy: str) -> TaskScore:
         rounds_stderr=summary.stderr if complete else rounds.stderr,
         finished_mean=summary.accuracy if complete else finished_mean(outs),
         missing_by_shard=missing_by_shard(gaps, source.shards),
-        mixed_settings=mixed_settings(source.spec, source.settings),
         by_subject=_groups(problems, "subject"),
         by_level=_groups(problems, "level"),
         problems=problems,

@@ -1,4 +1,5 @@
-"""Output of `eval`: the rich score table and the per-sample verdict export."""
+"""Output of `eval`: the rich score table (its columns and the lines under it: `headline.py`),
+accuracy by subject and level, the cache line, and the per-sample verdict export."""
 
 from __future__ import annotations
 
@@ -14,20 +15,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from llmeval.evaluate import headline
 from llmeval.evaluate.labels import distinct, setting_labels, shard_layout
 from llmeval.evaluate.live import NO_ROUND_NOTE, progress_table
 from llmeval.evaluate.run import EvalResult
 from llmeval.files import atomic_file
 from llmeval.records import ScoreReport, TaskScore
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}"
-
-
-def _pct_err(value: float | None, err: float | None) -> str:
-    """A percentage with its standard error, when there is one."""
-    return _pct(value) if value is None or err is None else f"{_pct(value)} ± {_pct(err)}"
 
 
 def _text(text: str) -> Text:
@@ -36,58 +29,29 @@ def _text(text: str) -> Text:
     return Text(text)
 
 
-def _largest_k(figures: dict[str, float]) -> str | None:
-    """The largest k of a run's pass@k (its maj@k has the same): each row shows its own, so
-    AIME at n = 64 beside MATH-500 at n = 8 shows pass@64, not the smallest k of all rows."""
-    return max(figures, key=int) if figures else None
-
-
 MIN_WIDTH = 80  # below it, the table is printed 80 wide (the terminal wraps) rather than cut
 
 
 def score_table(report: ScoreReport) -> Table:
     """One row per run (a model on one task, its settings where runs differ in them): the
-    headline figures in percent. The run column stacks task and size, model and settings, and
-    file name (with its shards), and folds where the terminal is narrow; number columns never
-    wrap, so no figure is cut (80 columns suffice)."""
-    other = "lenient" if report.policy == "strict" else "strict"
+    headline figures (`headline.columns`). The run column stacks task and size, model and
+    settings, and file name (with its shards), and folds where the terminal is narrow; number
+    columns never wrap, so no figure is cut (80 columns suffice)."""
     table = Table(
-        title=f"llmeval eval: percent; acc = avg@n ± clustered stderr; pass@k and maj@k at "
-        f"each run's largest k (@k); {report.policy} policy",
+        title=f"llmeval eval: {headline.title(report.policy)}",
         box=box.SIMPLE_HEAD,
         padding=0,  # the box puts one space between columns
         show_edge=False,
         pad_edge=False,
     )
-    judge = any(t.judge for t in report.tasks)
     table.add_column("run: task, model, file", overflow="fold", min_width=16)
-    names = (
-        "acc ± se",
-        other,
-        *(("judge",) if judge else ()),
-        "pass@k",
-        "maj@k",
-        "no-ans",
-        "t/o",
-        "trunc",
-        "complete",
-    )
-    for name in names:
-        table.add_column(name, justify="right", no_wrap=True)
+    columns = headline.columns(report.tasks, report.policy)
+    for column in columns:
+        table.add_column(column.name, justify="right", no_wrap=True)
     for score, run in zip(report.tasks, run_names(report.tasks), strict=True):
-        judge_cell = (_pct(score.judge.accuracy if score.judge else None),) if judge else ()
-        k = _largest_k(score.pass_at_k)
         table.add_row(
             _text(f"{score.task} · {score.n_problems}×{score.n_samples}\n{run}"),
-            _pct_err(score.accuracy, score.stderr),
-            _pct(score.policies.get(other)),
-            *judge_cell,
-            f"{_pct(score.pass_at_k[k])} @{k}" if k else "n/a",
-            _pct(score.maj_at_k.get(k)) if k else "n/a",
-            _pct(score.n_no_answer / (score.samples_scored or 1)),
-            str(score.n_timeout),
-            _pct(score.truncation_rate),
-            "yes" if score.complete else f"no: {score.samples_missing}",
+            *(column.cell(score) for column in columns),
         )
     return table
 
@@ -136,7 +100,7 @@ def print_report(report: ScoreReport) -> None:
         for t, s in zip(report.tasks, settings, strict=True)
     ]
     runs = distinct(runs, [t.file for t in report.tasks])
-    for line in notes(report.tasks, runs):
+    for line in headline.notes(report.tasks, runs) + headline.token_notes(report.tasks, runs):
         console.print(line, markup=False, highlight=False)
     for score, run in zip(report.tasks, runs, strict=True):
         for label, groups in (("subject", score.by_subject), ("level", score.by_level)):
@@ -146,7 +110,7 @@ def print_report(report: ScoreReport) -> None:
             for name in (label, "problems", "accuracy"):
                 table.add_column(name, justify="left" if name == label else "right")
             for name, group in groups.items():
-                row = (str(group.n_problems), _pct_err(group.accuracy, group.stderr))
+                row = (str(group.n_problems), headline.pct_err(group.accuracy, group.stderr))
                 table.add_row(_text(name), *row)
             console.print(table)
     cache = report.cache
@@ -156,48 +120,6 @@ def print_report(report: ScoreReport) -> None:
         markup=False,
         highlight=False,
     )
-
-
-def notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
-    """The lines under the table: each incomplete run (with the shards owning its missing
-    samples), drawn under mixed settings, with problems not in the task or rows not counted
-    (copies, taken indices); the reasoning and answer tokens of each run whose rows report them."""
-    lines = []
-    for score, run in zip(scores, runs, strict=True):
-        if not score.complete:
-            owners = ", ".join(f"{k}: {v}" for k, v in score.missing_by_shard.items())
-            lines.append(
-                f"incomplete: {run}: {score.n_problems_missing} problems without a sample, "
-                f"{score.samples_missing} samples missing in all"
-                + (f"; by the shard owning them: {owners}" if owners else "")
-            )
-        if score.n_problems_foreign:
-            lines.append(
-                f"left out: {run}: {score.n_problems_foreign} problems not in the task (see "
-                "the warning)"
-            )
-        if score.mixed_settings:
-            lines.append(f"mixed settings: {run}: {score.mixed_settings}")
-        if score.n_copies:
-            lines.append(f"copies: {run}: {score.n_copies} rows copied earlier rows exactly: "
-                         "dropped, each sample counted once")  # fmt: skip
-        if score.n_duplicates:
-            lines.append(f"left out: {run}: {score.n_duplicates} rows under a (problem, sample "
-                         "index) another row had (in another file, or with another text or "
-                         "seed)")  # fmt: skip
-        if score.n_unfinished:
-            lines.append(f"unfinished?: {run}: {score.n_unfinished} samples record no finish "
-                         "reason and stop mid-sentence or never close their reasoning: counted "
-                         "as truncated")  # fmt: skip
-    for score, run in zip(scores, runs, strict=True):
-        if score.mean_reasoning_tokens is not None:
-            answer = score.mean_answer_tokens
-            lines.append(
-                f"tokens: {run}: {score.mean_reasoning_tokens:,.0f} reasoning and "
-                + ("n/a" if answer is None else f"{answer:,.0f}")
-                + " answer tokens per sample on average"
-            )
-    return lines
 
 
 def export_verdicts(path: Path, result: EvalResult) -> None:

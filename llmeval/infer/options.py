@@ -1,8 +1,10 @@
-"""What `llmeval infer` is told: built by the command line, read by the run and its workers."""
+"""What `llmeval infer` is told: built by the command line (`cli/infer.py`), read by the run
+(`infer/run.py`), which hands its workers only what they use. Like `Sampling` and `ClientConfig`
+it is a frozen model whose bounds are the flags' checks."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from pydantic import BaseModel, ConfigDict, Field
 
 from llmeval.client.endpoints import ClientConfig
 from llmeval.problems import InputKeys
@@ -10,22 +12,23 @@ from llmeval.sampling import Sampling
 from llmeval.shards import Shard, shard_file
 
 
-@dataclass(frozen=True)
-class InferOptions:
+class InferOptions(BaseModel):
     """Everything `llmeval infer` is told."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     input: str
     output: str
     client: ClientConfig  # servers, key, streaming, timeouts, retries, requests in flight
-    sampling: Sampling = field(default_factory=Sampling)
+    sampling: Sampling = Field(default_factory=Sampling)
     model: str | None = None
-    n_samples: int = 1
-    keys: InputKeys = field(default_factory=InputKeys)
+    n_samples: int = Field(1, ge=1)
+    keys: InputKeys = Field(default_factory=InputKeys)
     task: str | None = None
     force: bool = False
     response_key: str | None = None
     progress: bool | None = None  # None: a bar on a terminal, plain lines otherwise
-    progress_interval: float = 5.0
+    progress_interval: float = Field(5.0, gt=0)
     shard: Shard | None = None  # ask only for this shard's pairs, into its own file
     shard_source: str | None = None  # where the shard came from: "--shard", a Slurm array task
 

@@ -13,7 +13,6 @@ import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Iterable, Iterator
-from dataclasses import asdict
 from pathlib import Path
 
 from llmeval import __version__
@@ -46,7 +45,7 @@ from llmeval.infer.tally import (
     show_progress,
     stopwatch,
 )
-from llmeval.infer.workers import Job, run_jobs
+from llmeval.infer.workers import Job, RecordMaker, run_jobs
 from llmeval.jsonl import JsonlAppender
 from llmeval.problems import load_problems
 from llmeval.records import Problem, RunSpec
@@ -110,7 +109,7 @@ def build_spec(opts: InferOptions, model: str, base_urls: list[str]) -> RunSpec:
         base_urls=base_urls,
         task=opts.task,
         n_samples=opts.n_samples,
-        input_keys=asdict(opts.keys),
+        input_keys=opts.keys.model_dump(),
         input_file=str(Path(opts.input).resolve()),  # eval may run from another folder
         input_sha256=input_sha256,
         llmeval_version=__version__,
@@ -211,8 +210,9 @@ async def _run(
                 appender.write_raw(line)
 
             jobs = plan(problems, n, run.done, opts.sampling.seed, shard)
-            settings = segment_of(spec).id  # each row records it
-            work = run_jobs(opts, model, jobs, problems, client, write, tally, settings)
+            records = RecordMaker(model, opts.sampling, problems, opts.client.stream, opts.task,
+                                  segment_of(spec).id, opts.response_key)  # fmt: skip
+            work = run_jobs(jobs, records, client, write, tally)
             await _with_progress(opts, tally, client, work)
         else:
             print_summary(tally, run.own, 0.0)

@@ -1,5 +1,6 @@
-"""The async part of `infer`: a fixed number of workers; each finished sample is appended at
-once through the run's one appender (a whole line per write, never interleaved).
+"""The async part of `infer`: a fixed number of workers; a record maker turns each job into its
+request and its reply into its output line, appended at once through the run's one appender (a
+whole line per write, never interleaved).
 
 SIGINT/SIGTERM stop new requests and cancel those in flight; every finished sample is kept.
 """
@@ -13,6 +14,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from llmeval.client.chat_client import ChatClient
 from llmeval.client.protocol import (
@@ -22,10 +24,10 @@ from llmeval.client.protocol import (
     Reply,
     build_body,
 )
-from llmeval.infer.options import InferOptions
 from llmeval.infer.tally import Tally
 from llmeval.problems import user_message
 from llmeval.records import Generation, Problem, Usage
+from llmeval.sampling import Sampling
 
 
 @dataclass(frozen=True)
@@ -51,71 +53,77 @@ def _usage(reply: Reply) -> Usage | None:
     return usage if usage.model_dump(exclude_none=True) else None
 
 
-def record_line(
-    opts: InferOptions,
-    model: str,
-    problem: Problem,
-    prompt: str,
-    job: Job,
-    reply: Reply,
-    settings: str | None = None,
-) -> bytes:
-    """The output line of one sample (`settings`: the id of the run spec's settings)."""
-    gen = Generation(
-        problem_id=problem.id,
-        sample_idx=job.sample_idx,
-        prompt=prompt,
-        answer=problem.answer,
-        gen=reply.text,
-        reasoning=reply.reasoning,
-        reasoning_chars=None if reply.reasoning is None else len(reply.reasoning),
-        finish_reason=reply.finish_reason,
-        cut_by=reply.cut_by,
-        usage=_usage(reply),
-        latency_s=_round(reply.latency_s),
-        ttft_s=_round(reply.ttft_s),
-        seed=job.seed,
-        model=model,
-        endpoint=reply.endpoint,
-        task=opts.task,
-        settings=settings,
-        meta=problem.extras,
-    )
-    if opts.response_key and opts.response_key != "gen":  # upstream readers' name, as well
-        data = gen.model_dump(mode="json", exclude_none=True)
-        data[opts.response_key] = reply.text
-        return json.dumps(data, ensure_ascii=False).encode() + b"\n"
-    return gen.model_dump_json(exclude_none=True).encode() + b"\n"
+@dataclass(frozen=True)
+class RecordMaker:
+    """What a run asks for each job and the line its reply becomes: the model and sampling
+    of every request, and what every row records besides the reply."""
+
+    model: str
+    sampling: Sampling
+    problems: list[Problem]
+    stream: bool = True
+    task: str | None = None
+    settings: str | None = None  # the id of the run spec's settings
+    response_key: str | None = None  # upstream readers' name for the text, written as well
+
+    @cached_property
+    def prompts(self) -> list[str]:
+        """Each problem's user message."""
+        return [user_message(p, self.sampling.prompt_template) for p in self.problems]
+
+    def body(self, job: Job) -> bytes:
+        """The request body of a job."""
+        system = self.sampling.system_prompt
+        messages = [{"role": "system", "content": system}] if system else []
+        messages.append({"role": "user", "content": self.prompts[job.problem]})
+        return build_body(self.model, messages, self.sampling, seed=job.seed, stream=self.stream)
+
+    def line(self, job: Job, reply: Reply) -> bytes:
+        """The output line of a job's reply."""
+        problem = self.problems[job.problem]
+        gen = Generation(
+            problem_id=problem.id,
+            sample_idx=job.sample_idx,
+            prompt=self.prompts[job.problem],
+            answer=problem.answer,
+            gen=reply.text,
+            reasoning=reply.reasoning,
+            reasoning_chars=None if reply.reasoning is None else len(reply.reasoning),
+            finish_reason=reply.finish_reason,
+            cut_by=reply.cut_by,
+            usage=_usage(reply),
+            latency_s=_round(reply.latency_s),
+            ttft_s=_round(reply.ttft_s),
+            seed=job.seed,
+            model=self.model,
+            endpoint=reply.endpoint,
+            task=self.task,
+            settings=self.settings,
+            meta=problem.extras,
+        )
+        if self.response_key and self.response_key != "gen":  # upstream readers' name, as well
+            data = gen.model_dump(mode="json", exclude_none=True)
+            data[self.response_key] = reply.text
+            return json.dumps(data, ensure_ascii=False).encode() + b"\n"
+        return gen.model_dump_json(exclude_none=True).encode() + b"\n"
 
 
 async def run_jobs(
-    opts: InferOptions,
-    model: str,
     jobs: Iterator[Job],
-    problems: list[Problem],
+    records: RecordMaker,
     client: ChatClient,
     write: Callable[[bytes], None],
     tally: Tally,
-    settings: str | None = None,
 ) -> None:
-    """Run `jobs`, `--max-workers` requests at a time; `write` gets each finished line (each
-    recording `settings`, the id of the run's settings)."""
-    sampling = opts.sampling
-    prompts = [user_message(p, sampling.prompt_template) for p in problems]
-    system = (
-        [{"role": "system", "content": sampling.system_prompt}] if sampling.system_prompt else []
-    )
+    """Run `jobs` through the client's workers; `write` gets each finished line."""
 
     def stop() -> None:
         for task in tasks:
             task.cancel()
 
     async def ask(job: Job) -> None:
-        problem, prompt = problems[job.problem], prompts[job.problem]
-        messages = [*system, {"role": "user", "content": prompt}]
-        body = build_body(model, messages, sampling, seed=job.seed, stream=opts.client.stream)
         try:
-            reply = await client.complete(body)
+            reply = await client.complete(records.body(job))
         except FatalServerError as exc:
             tally.fatal = str(exc)
             stop()
@@ -126,10 +134,10 @@ async def run_jobs(
                 tally.context_length += 1
                 tally.context_error = tally.context_error or str(exc)
             elif len(tally.failures) < 5:
-                tally.failures.append(f"{problem.id}#{job.sample_idx}: {exc}")
+                tally.failures.append(f"{records.problems[job.problem].id}#{job.sample_idx}: {exc}")
             return
         try:
-            write(record_line(opts, model, problem, prompt, job, reply, settings))
+            write(records.line(job, reply))
         except Exception:
             stop()  # e.g. disk full: nothing more can be kept, so stop asking
             raise

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from html import escape
 
+from llmeval.evaluate.headline import other_policy
 from llmeval.report import data as rd
-from llmeval.report.sections import details, other_policy, pct, section, table
+from llmeval.report.sections import details, pct, section, table
 
 
 def _points(v: float) -> str:

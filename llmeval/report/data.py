@@ -1,23 +1,27 @@
 """The numbers behind the report, from eval's scored samples under the run's policy: curves,
-histograms and difficulty per task, the paired comparison of two runs, serving percentiles."""
+histograms and difficulty per task, the paired comparison of two runs, serving percentiles.
+A problem's samples count as eval's statistics count them (`metrics.Outcome`)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from statistics import fmean, quantiles, stdev
+from statistics import quantiles, stdev
 from typing import Any
 
 from llmeval.errors import display_url
 from llmeval.evaluate import metrics
+from llmeval.evaluate.metrics import Outcome, fraction_correct, group_by_problem, mean
 from llmeval.evaluate.runs import InputRun
 from llmeval.evaluate.samples import Sample, Texts
+from llmeval.evaluate.scoring import outcome
+from llmeval.records import TaskScore
 
 _NO_TEXTS = Texts("", None, None, None, None, None)
 
-# problem id -> its samples, sorted by sample_idx
-Problems = dict[str, list[Sample]]
+# problem id -> its samples' outcomes under one policy, sorted by sample_idx
+Problems = dict[str, list[Outcome]]
 
 
 def sample_texts(s: Sample) -> Texts:
@@ -25,32 +29,22 @@ def sample_texts(s: Sample) -> Texts:
     return s.texts or _NO_TEXTS
 
 
-def group_problems(samples: Iterable[Sample]) -> Problems:
-    """problem id -> samples sorted by sample_idx (problems in first-seen order)."""
-    out: Problems = {}
-    for s in samples:
-        out.setdefault(s.problem_id, []).append(s)
-    for rows in out.values():
-        rows.sort(key=lambda s: s.sample_idx)
-    return out
+def problems_of(samples: Sequence[Sample], policy: str) -> Problems:
+    """The samples' outcomes under `policy`, per problem (problems in first-seen order)."""
+    return group_by_problem(outcome(s, policy) for s in samples)
 
 
-def fraction_correct(rows: Sequence[Sample], policy: str) -> float:
-    """The share of a problem's samples that are correct (as eval counts: not cut off)."""
-    return sum(s.correct(policy) for s in rows) / len(rows) if rows else 0.0
-
-
-def pass_maj_curve(score: Mapping[str, Any]) -> dict[str, list[float]]:
-    """pass@k and maj@k against k, as eval computed them (`TaskScore` fields)."""
-    ks = sorted(score.get("pass_at_k", {}), key=int)
+def pass_maj_curve(score: TaskScore) -> dict[str, list[float]]:
+    """pass@k and maj@k against k, as eval computed them."""
+    ks = sorted(score.pass_at_k, key=int)
     return {
         "k": [float(k) for k in ks],
-        "pass": [score["pass_at_k"][k] for k in ks],
-        "maj": [score.get("maj_at_k", {}).get(k, math.nan) for k in ks],
+        "pass": [score.pass_at_k[k] for k in ks],
+        "maj": [score.maj_at_k.get(k, math.nan) for k in ks],
     }
 
 
-def stderr_curve(problems: Problems, policy: str) -> dict[str, list[float]]:
+def stderr_curve(problems: Problems) -> dict[str, list[float]]:
     """Standard errors against n, the samples of every problem split into disjoint groups of n
     (g*n .. g*n+n-1) as N/n repeated runs: `stderr` and `sample_stderr` averaged over the groups,
     `observed` the sample standard deviation of the groups' accuracies (two groups or more)."""
@@ -58,14 +52,14 @@ def stderr_curve(problems: Problems, policy: str) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {"n": [], "stderr": [], "sample_stderr": [], "observed": []}
     for n in metrics.ks_up_to(big_n):
         groups = [
-            [fraction_correct(r[g * n : g * n + n], policy) for r in problems.values()]
+            [fraction_correct(r[g * n : g * n + n]) for r in problems.values()]
             for g in range(big_n // n)
         ]
-        accs = [fmean(fr) for fr in groups]
+        accs = [mean(fr) for fr in groups]
         out["n"].append(float(n))
-        out["stderr"].append(fmean(_nan(metrics.clustered_stderr(fr)) for fr in groups))
+        out["stderr"].append(mean([_nan(metrics.clustered_stderr(fr)) for fr in groups]))
         out["sample_stderr"].append(
-            fmean(_nan(metrics.sample_stderr(fr, [n] * len(fr))) for fr in groups)
+            mean([_nan(metrics.sample_stderr(fr, [n] * len(fr))) for fr in groups])
             if n > 1
             else math.nan  # one sample per problem: no within-problem variance to estimate
         )
@@ -78,33 +72,26 @@ def default_caps(max_tokens: int) -> list[int]:
     return sorted({max_tokens >> i for i in range(5) if max_tokens >> i > 0})
 
 
-def length_cap_curve(
-    problems: Problems, caps: Sequence[int], policy: str
-) -> dict[str, list[float]]:
+def length_cap_curve(problems: Problems, caps: Sequence[int]) -> dict[str, list[float]]:
     """avg@n and the truncated share had generation stopped at each cap: a longer sample counts
     as truncated and wrong, one without a token count keeps its own verdict."""
     rows = list(problems.values())
     accuracy = [
-        _mean([sum(_fits(s, cap) and s.correct(policy) for s in r) / len(r) for r in rows])
-        for cap in caps
+        mean([sum(_fits(s, cap) and s.correct for s in r) / len(r) for r in rows]) for cap in caps
     ]
     samples = [s for r in rows for s in r]
-    truncated = [_mean([s.truncated or not _fits(s, cap) for s in samples]) for cap in caps]
+    truncated = [mean([s.truncated or not _fits(s, cap) for s in samples]) for cap in caps]
     return {"cap": [float(c) for c in caps], "accuracy": accuracy, "truncated": truncated}
 
 
-def _fits(s: Sample, cap: int) -> bool:
+def _fits(s: Outcome, cap: int) -> bool:
     return s.completion_tokens is None or s.completion_tokens <= cap
 
 
-def length_histograms(
-    samples: Sequence[Sample], policy: str, bins: int = 24
-) -> dict[str, list[float]]:
+def length_histograms(samples: Sequence[Outcome], bins: int = 24) -> dict[str, list[float]]:
     """Completion-length histograms of correct and of wrong samples over equal-width bins from 0
     to the longest completion (the last bin holds its right edge); no token count: left out."""
-    counted = [
-        (s.completion_tokens, s.correct(policy)) for s in samples if s.completion_tokens is not None
-    ]
+    counted = [(s.completion_tokens, s.correct) for s in samples if s.completion_tokens is not None]
     width = max(1.0, max((tokens for tokens, _ in counted), default=0) / bins)
     correct, wrong = [0.0] * bins, [0.0] * bins
     for tokens, right in counted:
@@ -112,18 +99,14 @@ def length_histograms(
     return {"edges": [i * width for i in range(bins + 1)], "correct": correct, "wrong": wrong}
 
 
-def difficulty(problems: Problems, policy: str) -> list[tuple[str, float]]:
+def difficulty(problems: Problems) -> list[tuple[str, float]]:
     """(problem id, fraction correct), easiest first; ties by problem order."""
-    items = [(pid, fraction_correct(r, policy)) for pid, r in problems.items()]
+    items = [(pid, fraction_correct(r)) for pid, r in problems.items()]
     return sorted(items, key=lambda it: -it[1])
 
 
 def _nan(value: float | None) -> float:
     return math.nan if value is None else value
-
-
-def _mean(values: Sequence[float]) -> float:
-    return fmean(values) if values else 0.0
 
 
 @dataclass(frozen=True)
@@ -159,14 +142,12 @@ class PairedDiff:
         return [f for f in self.flips if f.run < f.baseline]
 
 
-def paired_diff(
-    task: str, run: Problems, baseline: Problems, pairs: dict[str, str], policy: str
-) -> PairedDiff:
-    """Per-problem accuracy on the problems both runs hold (`pairs`: run id -> baseline id);
-    the standard error is that of the differences d_i = run_i - baseline_i, so difficulty,
-    shared by both runs, cancels out."""
-    a = [fraction_correct(run[pid], policy) for pid in pairs]
-    b = [fraction_correct(baseline[pid], policy) for pid in pairs.values()]
+def paired_diff(task: str, run: Problems, baseline: Problems, pairs: dict[str, str]) -> PairedDiff:
+    """Per-problem accuracy on the problems both runs hold (`pairs`: run id -> baseline id; 0
+    where there are none); the standard error is that of the differences d_i = run_i -
+    baseline_i, so difficulty, shared by both runs, cancels out."""
+    a = [fraction_correct(run[pid]) for pid in pairs]
+    b = [fraction_correct(baseline[pid]) for pid in pairs.values()]
     d = [x - y for x, y in zip(a, b, strict=True)]
     flips = [
         Flip(pid, x, y) for pid, x, y in zip(pairs, a, b, strict=True) if (x > 0.5) != (y > 0.5)
@@ -177,15 +158,15 @@ def paired_diff(
         n_common=len(pairs),
         only_run=len(run) - len(pairs),
         only_baseline=len(baseline) - len(set(pairs.values())),
-        run=_mean(a),
-        baseline=_mean(b),
-        diff=_mean(d),
+        run=mean(a) if pairs else 0.0,
+        baseline=mean(b) if pairs else 0.0,
+        diff=mean(d) if pairs else 0.0,
         stderr=metrics.clustered_stderr(d),
         flips=flips,
     )
 
 
-def match_problems(
+def pair_problems(
     run: Problems, baseline: Problems, run_keys: dict[str, str], base_keys: dict[str, str]
 ) -> dict[str, str]:
     """{run problem id: baseline problem id}: the same id, else the same key (the id in the
@@ -210,16 +191,16 @@ def compare(run: Run, baseline: Run, policy: str | None = None) -> list[PairedDi
     """Each run of a task against each baseline run of the same task, under `policy` (default
     the run's; the baseline is evaluated with the same options)."""
     policy = policy or run.policy
-    mine, theirs = run.problems(), baseline.problems()
+    mine, theirs = run.problems(policy), baseline.problems(policy)
     diffs = []
     for label, source in sorted(run.files.items()):
         for other, base in sorted(baseline.files.items()):
             if source.task.name != base.task.name:
                 continue
             run_keys, base_keys = problem_keys(source), problem_keys(base)
-            pairs = match_problems(mine[label], theirs[other], run_keys, base_keys)
+            pairs = pair_problems(mine[label], theirs[other], run_keys, base_keys)
             title = label if label == other else f"{label} vs {other}"
-            diff = paired_diff(title, mine[label], theirs[other], pairs, policy)
+            diff = paired_diff(title, mine[label], theirs[other], pairs)
             diffs.append(replace(diff, differs=spec_differences(source, base)))
     return diffs
 
@@ -288,13 +269,15 @@ class Run:
     label: str
     policy: str
     files: dict[str, InputRun]
-    scores: dict[str, dict[str, Any]]  # label -> eval's task figures (`TaskScore` fields)
+    scores: dict[str, TaskScore]  # label -> eval's figures of that run
 
     @property
     def samples(self) -> list[Sample]:
         """Every sample of every file."""
         return [s for f in self.files.values() for s in f.samples]
 
-    def problems(self) -> dict[str, Problems]:
-        """label -> problem id -> samples."""
-        return {label: group_problems(f.samples) for label, f in self.files.items()}
+    def problems(self, policy: str | None = None) -> dict[str, Problems]:
+        """label -> problem id -> outcomes under `policy` (default: the run's)."""
+        return {
+            label: problems_of(f.samples, policy or self.policy) for label, f in self.files.items()
+        }

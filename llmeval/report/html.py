@@ -19,9 +19,12 @@ from importlib import resources
 from string import Template
 from typing import Any
 
+from llmeval.evaluate.metrics import fraction_correct, group_by_problem
+from llmeval.evaluate.samples import Sample
+from llmeval.records import ProblemScore
 from llmeval.report import sections
 from llmeval.report.comparison import comparison
-from llmeval.report.data import Run, fraction_correct, sample_texts
+from llmeval.report.data import Run, sample_texts
 from llmeval.report.grid import GLYPHS, NAMES, cell_kind, grid_section
 from llmeval.report.leaderboard import leaderboard
 from llmeval.report.tokens import Prices, tokens_section
@@ -45,45 +48,57 @@ def problem_rows(run: Run) -> tuple[list[dict], list[list]]:
 
     The majority answer is eval's (equivalent answers vote together)."""
     rows, texts = [], []
-    policy = run.policy
-    for task, problems in sorted(run.problems().items()):
-        scored = {p["problem_id"]: p for p in run.scores.get(task, {}).get("problems", [])}
-        unparsed = run.files[task].gold_unparsed
-        for pid, samples in problems.items():
-            first = samples[0]
-            maj = scored.get(pid, {})
-            shown = [(s, sample_texts(s)) for s in samples]
-            rows.append(
-                {
-                    "task": task,
-                    "id": pid,
-                    "subject": first.meta.get("subject"),
-                    "level": first.meta.get("level"),
-                    "frac": fraction_correct(samples, policy),
-                    "n": len(samples),
-                    "maj": maj.get("majority_answer"),
-                    "majok": maj.get("majority_correct", False),
-                    "gold": first.gold,
-                    "wrong": sum(not s.correct(policy) for s in samples),
-                    "noans": sum(s.status[policy] == "no_answer" for s in samples),
-                    "trunc": sum(s.truncated for s in samples),
-                    "s": [
-                        [
-                            s.sample_idx,
-                            s.status[policy],
-                            s.answer_for(policy),
-                            t.finish_reason,
-                            s.completion_tokens,
-                            t.latency_s,
-                            cell_kind(s, policy, pid in unparsed),  # the grid's cell
-                        ]
-                        for s, t in shown
-                    ],
-                }
-            )
-            prompt = run.files[task].prompts.get(pid, "")
-            texts.append([prompt, [[t.reasoning or "", t.gen] for _, t in shown]])
+    outcomes = run.problems()
+    for task, source in sorted(run.files.items()):
+        score = run.scores.get(task)
+        scored = {p.problem_id: p for p in score.problems} if score else {}
+        for pid, samples in group_by_problem(source.samples).items():
+            frac = fraction_correct(outcomes[task][pid])
+            unparsed = pid in source.gold_unparsed
+            rows.append(_problem_row(task, frac, samples, scored.get(pid), run.policy, unparsed))
+            shown = [sample_texts(s) for s in samples]
+            prompt = source.prompts.get(pid, "")
+            texts.append([prompt, [[t.reasoning or "", t.gen] for t in shown]])
     return rows, texts
+
+
+def _problem_row(
+    task: str,
+    frac: float,
+    samples: list[Sample],
+    maj: ProblemScore | None,
+    policy: str,
+    unparsed: bool,
+) -> dict[str, Any]:
+    """A problem's row: its fraction correct, eval's majority answer, the counts, and its
+    samples' headers, each with its grid cell (`unparsed`: its gold is)."""
+    first = samples[0]
+    return {
+        "task": task,
+        "id": first.problem_id,
+        "subject": first.meta.get("subject"),
+        "level": first.meta.get("level"),
+        "frac": frac,
+        "n": len(samples),
+        "maj": maj.majority_answer if maj else None,
+        "majok": maj.majority_correct if maj else False,
+        "gold": first.gold,
+        "wrong": sum(not s.correct(policy) for s in samples),
+        "noans": sum(s.status[policy] == "no_answer" for s in samples),
+        "trunc": sum(s.truncated for s in samples),
+        "s": [
+            [
+                s.sample_idx,
+                s.status[policy],
+                s.answer_for(policy),
+                t.finish_reason,
+                s.completion_tokens,
+                t.latency_s,
+                cell_kind(s, policy, unparsed),
+            ]
+            for s, t in ((s, sample_texts(s)) for s in samples)
+        ],
+    }
 
 
 def _gzip_b64(item: list) -> str:

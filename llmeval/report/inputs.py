@@ -13,12 +13,11 @@ from llmeval.report.data import Run
 def run_from_eval(result: EvalResult, label: str | None = None) -> Run:
     """A report run: the runs eval read (with their texts) by label, and eval's scores."""
     labels = run_labels(result.report.tasks)
-    scores = [score.model_dump() for score in result.report.tasks]
     return Run(
         label=label or ", ".join(dict.fromkeys(r.model for r in result.runs)),
         policy=result.report.policy,
         files=dict(zip(labels, result.runs, strict=True)),
-        scores=dict(zip(labels, scores, strict=True)),
+        scores=dict(zip(labels, result.report.tasks, strict=True)),
     )
 
 
@@ -30,7 +29,7 @@ def tell_apart(current: Run, baseline: Run) -> None:
         return
     sides = []
     for run in (current, baseline):
-        kinds = {json.dumps(s.get("settings") or {}, sort_keys=True) for s in run.scores.values()}
+        kinds = {json.dumps(s.settings, sort_keys=True) for s in run.scores.values()}
         sides.append(json.loads(kinds.pop()) if len(kinds) == 1 else {})
     extra = setting_labels(sides)
     labels = [f"{current.label} · {extra[0]}", f"{baseline.label} · {extra[1]}"]

@@ -8,9 +8,10 @@ import json
 import math
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
 
 from llmeval.evaluate.labels import RUN_SETTINGS, distinct, setting_labels
+from llmeval.evaluate.metrics import fraction_correct
+from llmeval.records import TaskScore
 from llmeval.report import data as rd
 from llmeval.report import ranking
 from llmeval.report.sections import details, note, pct, section, table
@@ -31,52 +32,52 @@ def board(run: rd.Run) -> Board:
     runs still alike are told apart by their files."""
     scores = run.scores
     names: dict[str, str] = {}
-    for model in dict.fromkeys(s["model"] for s in scores.values()):
-        labels = [label for label, s in scores.items() if s["model"] == model]
+    for model in dict.fromkeys(s.model for s in scores.values()):
+        labels = [label for label, s in scores.items() if s.model == model]
         varying = {
             name
             for a, b in combinations(labels, 2)
-            if scores[a]["task"] == scores[b]["task"]
+            if scores[a].task == scores[b].task
             for name in RUN_SETTINGS
             if _setting(scores[a], name) != _setting(scores[b], name)
         }
-        kept = [{n: v for n, v in scores[label]["settings"].items() if n in varying}
+        kept = [{n: v for n, v in scores[label].settings.items() if n in varying}
                 for label in labels]  # fmt: skip
         for label, extra in zip(labels, setting_labels(kept), strict=True):
             names[label] = " · ".join(filter(None, (model, extra)))
-    keys = [f"{names[label]}\x00{s['task']}" for label, s in scores.items()]
-    told = distinct(keys, [s["file"] for s in scores.values()])  # the same row twice on a task
-    out = Board(sorted({s["task"] for s in scores.values()}), [])
+    keys = [f"{names[label]}\x00{s.task}" for label, s in scores.items()]
+    told = distinct(keys, [s.file for s in scores.values()])  # the same row twice on a task
+    out = Board(sorted({s.task for s in scores.values()}), [])
     for label, key in zip(scores, told, strict=True):
-        row = key.replace(f"\x00{scores[label]['task']}", "", 1)
+        row = key.replace(f"\x00{scores[label].task}", "", 1)
         if row not in out.rows:
             out.rows.append(row)
-        out.cells[(row, scores[label]["task"])] = label
+        out.cells[(row, scores[label].task)] = label
     return out
 
 
-def _setting(score: dict[str, Any], name: str) -> str:
-    return json.dumps((score.get("settings") or {}).get(name), sort_keys=True)
+def _setting(score: TaskScore, name: str) -> str:
+    return json.dumps(score.settings.get(name), sort_keys=True)
 
 
-def figure(score: dict[str, Any]) -> tuple[float | None, float | None, str]:
+def figure(score: TaskScore) -> tuple[float | None, float | None, str]:
     """A cell's avg ± stderr: avg@n of a complete run; of an incomplete one the complete-rounds
     estimate avg@k (None while k = 0), with what it is."""
-    if score.get("complete"):
-        return score["accuracy"], score["stderr"], ""
-    k, n = score.get("rounds_complete", 0), score["n_samples"]
+    if score.complete:
+        return score.accuracy, score.stderr, ""
+    k, n = score.rounds_complete, score.n_samples
     if not k:
         return None, None, "no complete round yet"
-    return score.get("rounds_accuracy"), score.get("rounds_stderr"), f"avg@{k}, {k} of {n} rounds"
+    return score.rounds_accuracy, score.rounds_stderr, f"avg@{k}, {k} of {n} rounds"
 
 
 def _per_problem(run: rd.Run, label: str) -> tuple[rd.Problems, dict[str, str]]:
     """A run's problems, each with the samples its cell counts (all; of an incomplete run the
     complete rounds), and the keys that match them across runs."""
     source, score = run.files[label], run.scores[label]
-    k = score["n_samples"] if score.get("complete") else score.get("rounds_complete", 0)
-    problems = rd.group_problems(s for s in source.samples if s.sample_idx < k)
-    return problems, rd.problem_keys(source)
+    k = score.n_samples if score.complete else score.rounds_complete
+    counted = [s for s in source.samples if s.sample_idx < k]
+    return rd.problems_of(counted, run.policy), rd.problem_keys(source)
 
 
 def pair_tests(run: rd.Run, layout: Board) -> list[ranking.PairTest]:
@@ -89,9 +90,8 @@ def pair_tests(run: rd.Run, layout: Board) -> list[ranking.PairTest]:
             if la is None or lb is None:
                 continue
             (pa, ka), (pb, kb) = _per_problem(run, la), _per_problem(run, lb)
-            share = rd.fraction_correct
-            diffs.append([share(pa[x], run.policy) - share(pb[y], run.policy)
-                          for x, y in rd.match_problems(pa, pb, ka, kb).items()])  # fmt: skip
+            diffs.append([fraction_correct(pa[x]) - fraction_correct(pb[y])
+                          for x, y in rd.pair_problems(pa, pb, ka, kb).items()])  # fmt: skip
         diff, p = ranking.sign_flip_test(diffs)
         found.append(ranking.PairTest(a, b, diff, sum(map(len, diffs)), p))
     keep = ranking.holm([t.p for t in found])

@@ -1,4 +1,5 @@
-"""The report's server-rendered sections: overview, pictures, comparison, judge, serving.
+"""The report's server-rendered sections (overview, pictures, judge, serving) and the markup
+every section is built of (tables, sections, folded blocks, notes, percentages).
 
 Every value that may come from a file is escaped here; only this module's own markup is raw.
 """
@@ -10,8 +11,10 @@ import math
 from collections.abc import Sequence
 from html import escape
 
+from llmeval.evaluate import headline
 from llmeval.evaluate.labels import shard_layout
 from llmeval.evaluate.runs import InputRun
+from llmeval.records import TaskScore
 from llmeval.report import charts as sc
 from llmeval.report import data as rd
 
@@ -47,85 +50,36 @@ def details(summary: str, inner: str, cls: str) -> str:
     return f'<details class="{cls}"><summary>{escape(summary)}</summary>{inner}</details>'
 
 
-def _last(d: dict) -> tuple[str, float | None]:
-    """The entry of the largest k in a {k: value} dict."""
-    k = max(d, key=int, default="")
-    return k, d.get(k)
-
-
-REASONING_HEAD = ["reasoning tokens", "answer tokens"]  # where some run's rows report them
-
-
-def other_policy(policy: str) -> str:
-    """The policy whose accuracy is shown beside the chosen one's."""
-    return "lenient" if policy == "strict" else "strict"
-
-
-def score_head(policy: str, reasoning: bool = False) -> list[str]:
-    """The overview's columns: the chosen policy's accuracy and the other's beside it; with
-    `reasoning`, the mean reasoning and answer tokens before `complete`."""
-    return ["task", "model", "problems", "n", "scored", f"{policy} accuracy % ± stderr",
-            f"{other_policy(policy)} accuracy %", "sample stderr %", "pass@k %", "maj@k %",
-            "no-answer %", "timeout %", "truncated %", "mean tokens",
-            *(REASONING_HEAD if reasoning else []), "complete"]  # fmt: skip
-
-
-def score_row(task: str, s: dict, policy: str, reasoning: bool = False) -> list[object]:
-    """One task's headline figures (eval's `TaskScore` fields, under `policy`, and the other
-    policy's accuracy), in percent; with `reasoning`, its mean reasoning and answer tokens
-    before `complete`."""
-    other = (s.get("policies") or {}).get(other_policy(policy))
-    k, pk = _last(s.get("pass_at_k", {}))
-    mk, mj = _last(s.get("maj_at_k", {}))
-    scored = max(s["samples_scored"], 1)
-    missing = s.get("samples_missing", 0)
-    owners = ", ".join(f"{k}: {v}" for k, v in (s.get("missing_by_shard") or {}).items())
-    means = [_tokens(s.get(f"mean_{name}_tokens")) for name in ("reasoning", "answer")]
-    return [
-        task, s.get("model", "–"), s["n_problems"], s["n_samples"],
-        f"{s['samples_scored']}/{s['samples_expected']}",
-        f"{pct(s['accuracy'])} ± {pct(s['stderr'])}", pct(other), pct(s.get("sample_stderr"), 2),
-        f"{pct(pk)} (k={k})", f"{pct(mj)} (k={mk})", pct(s["n_no_answer"] / scored),
-        pct(s["n_timeout"] / scored), pct(s["n_truncated"] / scored),
-        _tokens(s.get("mean_completion_tokens")), *(means if reasoning else []),
-        "yes" if s.get("complete") else f"NO ({missing} missing"
-        + (f"; by shard {owners})" if owners else ")"),
-    ]  # fmt: skip
-
-
-def _tokens(mean: float | None) -> str:
-    return "–" if mean is None else f"{mean:.0f}"
-
-
 def overview(run: rd.Run, meta: dict[str, str]) -> str:
-    """Per-task table from eval's figures, groups (subject, level), run settings, versions."""
-    reasoning = any(s.get("mean_reasoning_tokens") is not None for s in run.scores.values())
-    rows = [score_row(task, s, run.policy, reasoning) for task, s in sorted(run.scores.items())]
-    head = score_head(run.policy, reasoning)
-    groups = "".join(_groups(task, s) for task, s in sorted(run.scores.items()))
+    """eval's table of the runs (the same columns: `headline`) with the lines under it, groups
+    (subject, level), run settings, versions."""
+    labels = sorted(run.scores)
+    scores = [run.scores[label] for label in labels]
+    columns = headline.columns(scores, run.policy)
+    head = ["run", "model", "problems", "n", *(column.name for column in columns)]
+    rows = [
+        [label, s.model, s.n_problems, s.n_samples, *(column.cell(s) for column in columns)]
+        for label, s in zip(labels, scores, strict=True)
+    ]
+    lines = [headline.title(run.policy), *headline.notes(scores, labels)]
+    groups = "".join(_groups(label, s) for label, s in zip(labels, scores, strict=True))
     specs = "".join(_spec(task, f) for task, f in sorted(run.files.items()) if f.spec is not None)
-    scored = {f"problems of {t}": f"{s['problems_file']} (SHA-256 {s['problems_sha256']})"
-              for t, s in sorted(run.scores.items()) if s.get("problems_sha256")}  # fmt: skip
+    scored = {f"problems of {label}": f"{s.problems_file} (SHA-256 {s.problems_sha256})"
+              for label, s in zip(labels, scores, strict=True) if s.problems_sha256}  # fmt: skip
     facts = "".join(
         f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in {**meta, **scored}.items()
     )
     facts = f'<dl class="facts">{facts}</dl>'
-    mixed = "".join(
-        note(f"mixed settings: {task}: {s['mixed_settings']}")
-        for task, s in sorted(run.scores.items())
-        if s.get("mixed_settings")
-    )
-    scores = table(head, rows, "scores")
-    return section("overview", "Overview", facts, scores, mixed, groups, specs)
+    table_ = table(head, rows, "scores")
+    return section("overview", "Overview", facts, table_, *map(note, lines), groups, specs)
 
 
-def _groups(task: str, s: dict) -> str:
+def _groups(task: str, s: TaskScore) -> str:
     """Accuracy by subject and by level (MATH-500), folded."""
     out = ""
-    for key, name in (("by_subject", "subject"), ("by_level", "level")):
+    for groups, name in ((s.by_subject, "subject"), (s.by_level, "level")):
         rows = [
-            [g, v["n_problems"], f"{pct(v['accuracy'])} ± {pct(v.get('stderr'))}"]
-            for g, v in (s.get(key) or {}).items()
+            [g, v.n_problems, f"{pct(v.accuracy)} ± {pct(v.stderr)}"] for g, v in groups.items()
         ]
         if rows:
             inner = table([name, "problems", "accuracy %"], rows, "scores")
@@ -176,13 +130,13 @@ def note(text: str) -> str:
 def task_charts(run: rd.Run, task: str) -> list[str]:
     """pass/maj@k and stderr vs n (more than one sample per problem), accuracy vs length cap
     and the length histogram (token counts known), difficulty; a line for each one absent."""
-    source, policy = run.files[task], run.policy
-    problems = rd.group_problems(source.samples)
+    source = run.files[task]
+    problems = rd.problems_of(source.samples, run.policy)
     counted = [s.completion_tokens for s in source.samples if s.completion_tokens is not None]
     out = []
     if min(len(r) for r in problems.values()) > 1:
-        pm = rd.pass_maj_curve(run.scores.get(task, {}))
-        se = rd.stderr_curve(problems, policy)
+        pm = rd.pass_maj_curve(run.scores[task])
+        se = rd.stderr_curve(problems)
         errors = {"stderr (problems)": se["stderr"], "sample stderr": se["sample_stderr"],
                   "observed spread": se["observed"]}  # fmt: skip
         out += [
@@ -197,8 +151,8 @@ def task_charts(run: rd.Run, task: str) -> list[str]:
                         "sample per problem: not drawn"))  # fmt: skip
     if counted:
         caps = rd.default_caps(source.spec.max_tokens if source.spec else max(counted))
-        cap = rd.length_cap_curve(problems, caps, policy)
-        hist = rd.length_histograms(source.samples, policy)
+        cap = rd.length_cap_curve(problems, caps)
+        hist = rd.length_histograms([o for r in problems.values() for o in r])
         out += [
             sc.line_chart(f"{task}: accuracy under a length cap", "max completion tokens",
                           "fraction", cap["cap"],
@@ -209,7 +163,7 @@ def task_charts(run: rd.Run, task: str) -> list[str]:
         ]  # fmt: skip
     else:
         out.append(note("the files report no token counts: the length pictures are not drawn"))
-    order = rd.difficulty(problems, policy)
+    order = rd.difficulty(problems)
     out.append(sc.sorted_bars(f"{task}: per-problem difficulty (sorted)",
                               f"{len(order)} problems", "fraction correct", order))  # fmt: skip
     return out

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from llmeval.evaluate.samples import Sample
+from llmeval.records import TaskScore
 from llmeval.report import data as rd
 from llmeval.report.scatter import scatter
 from llmeval.report.sections import note, section, table
@@ -35,6 +36,16 @@ def run_cost(samples: Sequence[Sample], prices: Prices) -> float | None:
     return total / 1e6
 
 
+def _tokens(score: TaskScore, name: str) -> float | None:
+    """A run's mean `name` tokens per sample (prompt, completion, reasoning, answer)."""
+    return {
+        "prompt": score.mean_prompt_tokens,
+        "completion": score.mean_completion_tokens,
+        "reasoning": score.mean_reasoning_tokens,
+        "answer": score.mean_answer_tokens,
+    }[name]
+
+
 def _mean(value: float | None) -> str:
     return "–" if value is None else f"{value:,.0f}"
 
@@ -49,7 +60,7 @@ def tokens_section(run: rd.Run, prices: Prices | None = None) -> str:
     reported = [
         name
         for name in ("prompt", "completion", "reasoning", "answer")
-        if any(s.get(f"mean_{name}_tokens") is not None for s in run.scores.values())
+        if any(_tokens(s, name) is not None for s in run.scores.values())
     ]  # a count no row reports gets no column
     if not reported:
         return section("tokens", "Tokens", note("the files report no token counts"))
@@ -59,7 +70,7 @@ def tokens_section(run: rd.Run, prices: Prices | None = None) -> str:
     for label, source in sorted(run.files.items()):
         score = run.scores[label]
         row: list[object] = [label, len(source.samples)]
-        row += [_mean(score.get(f"mean_{name}_tokens")) for name in reported]
+        row += [_mean(_tokens(score, name)) for name in reported]
         if prices:
             cost = costs[label] = run_cost(source.samples, prices)
             row += [_dollars(cost), _dollars(None if cost is None else cost / len(source.samples))]
@@ -83,9 +94,9 @@ def _pictures(run: rd.Run, costs: dict[str, float | None]) -> str:
     by_task: dict[str, list[tuple[str, float, float, float]]] = {}
     for label, cost in sorted(costs.items()):
         score = run.scores[label]
-        if cost is not None and score.get("accuracy") is not None:
-            point = (label, cost, score["accuracy"], score.get("stderr") or 0.0)
-            by_task.setdefault(score["task"], []).append(point)
+        if cost is not None and score.accuracy is not None:
+            point = (label, cost, score.accuracy, score.stderr or 0.0)
+            by_task.setdefault(score.task, []).append(point)
     charts = [
         scatter(f"{task}: cost vs accuracy", "cost of the run ($)", "accuracy (avg@n)", points)
         for task, points in sorted(by_task.items())

@@ -12,8 +12,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from llmeval.evaluate.answers import extract_choice
 from llmeval.evaluate.extract import extract_math
+from llmeval.evaluate.policy_answers import extract_choice
 from llmeval.verify.pool import VerifyPool
 from llmeval.verify.queue import VerifyResult, VerifyTask
 from llmeval.verify.verifier import exact_status, verdict_key

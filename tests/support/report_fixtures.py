@@ -92,7 +92,7 @@ def make_file(
 def make_run(label: str = "run", **kwargs: Any) -> Run:
     """A Run of one synthetic file, scored by eval's own `task_score`."""
     source = make_file(**kwargs)
-    score = task_score(source, "strict").model_dump()
+    score = task_score(source, "strict")
     return Run(label, "strict", {source.task.name: source}, {source.task.name: score})
 
 
