@@ -12,7 +12,7 @@ removed in this checkout is still compared); through three verifiers:
 - ref: the verifier of a git revision (`--ref`, default main), from `git archive`;
 - this: the verifier of this checkout;
 - veto: this checkout with math-verify deciding every parsed pair and the numeric comparison
-  (`matching.compare`: relative tolerance, exact decimals) allowed only to turn its "correct"
+  (`numbers.compare`: relative tolerance, exact decimals) allowed only to turn its "correct"
   into "incorrect". The whole comparison is the strongest veto there is, so every pair where
   veto and this differ is one that no veto-only design can decide as this does.
 
@@ -384,9 +384,10 @@ def _assigned(path: Path, names: tuple[str, ...]) -> list[tuple[str, ...]]:
     """The tuples of the module-level lists `names` of a source file, read without importing."""
     found: list[tuple[str, ...]] = []
     for node in ast.parse(path.read_text()).body:
-        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
-        if getattr(target, "id", "") in names and getattr(node, "value", None) is not None:
-            found += [tuple(row) for row in ast.literal_eval(node.value)]  # type: ignore[arg-type]
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            if getattr(target, "id", "") in names:
+                found += [tuple(row) for row in ast.literal_eval(node.value)]
     return found
 
 
@@ -453,7 +454,11 @@ def worker(mode: str) -> None:
 
     if mode == "veto":
         from llmeval.verify.equations import prepare
-        from llmeval.verify.matching import STRICT_REL_TOL, compare
+
+        try:
+            from llmeval.verify.numbers import compare
+        except ImportError:  # before issue 32: matching.py
+            from llmeval.verify.matching import compare  # type: ignore[no-redef]
 
         def veto_equal(gold_parsed: list, answer_parsed: list) -> bool:
             gold_parsed, answer_parsed = prepare(gold_parsed, answer_parsed)
@@ -466,7 +471,7 @@ def worker(mode: str) -> None:
                 allow_set_relation_comp=False,
                 timeout_seconds=None,
             )
-            return bool(said) and compare(gold_parsed, answer_parsed, STRICT_REL_TOL) is not False
+            return bool(said) and compare(gold_parsed, answer_parsed) is not False
 
         policy._equal = veto_equal
 

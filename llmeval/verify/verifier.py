@@ -205,7 +205,7 @@ def verify(
     from llmeval.verify.gold import normalize_gold
     from llmeval.verify.lenient import approx_equal
     from llmeval.verify.lists import list_status
-    from llmeval.verify.matching import first_expr
+    from llmeval.verify.numbers import first_expr
     from llmeval.verify.shapes import shape_status
     from llmeval.verify.typeset import same_text
 
@@ -236,13 +236,13 @@ def _same(gold: str, answer: str) -> bool:
 
 
 def _equal(gold_parsed: list[Any], answer_parsed: list[Any]) -> bool:
-    """Parsed gold and answer compared: numbers by `matching.compare`, the rest by
+    """Parsed gold and answer compared: numbers by `numbers.compare`, the rest by
     math-verify, equations made comparable first (`equations.py`)."""
     from llmeval.verify.equations import prepare
-    from llmeval.verify.matching import STRICT_REL_TOL, compare
+    from llmeval.verify.numbers import compare
 
     gold_parsed, answer_parsed = prepare(gold_parsed, answer_parsed)
-    matched = compare(gold_parsed, answer_parsed, STRICT_REL_TOL)
+    matched = compare(gold_parsed, answer_parsed)
     if matched is None:
         matched = _math_verify().verify(
             gold_parsed,
