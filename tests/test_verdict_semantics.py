@@ -152,6 +152,7 @@ ROWS = [
     ("3", "3x", S, NO, "WRONG: x is not a unit"),
     ("\\frac{37}{4} m", "\\frac{37}{4} m", S, OK, "m is a variable of the gold"),
     ("\\frac{37}{4} m", "\\frac{37}{4}", S, NO, "WRONG: math-verify strips a trailing m as a unit"),
+    ("\\frac{37}{4} m", "9.25 m", S, OK, "a gold variable ending the answer is no unit"),
     ("\\frac{1}{m} t", "\\frac{t}{m}", S, OK, "t is a variable, not tonnes"),
     ("\\frac{1}{m} t", "\\frac{1}{m}", S, NO, "WRONG: missing t"),
     ("6m", "6", S, NO, "WRONG: missing m"),

@@ -29,19 +29,9 @@ RULES: list[tuple[str, str, str]] = [
         "f(x)=a x+b$, where $b$ is an arbitrary integer",
         "$f(x)=a x+b$",
     ),
-    ("escaped dollar (currency) dropped", "\\$18.90", "$18.90$"),
-    ("list of math spans joined by $,$ / $, $", "69$,$84", "$69, 84$"),
-    (
-        "math spans joined by a space: one expression",
-        "x_{0} \\cos (\\omega t)+$ $\\dot{x}_{0}",
-        "$x_{0} \\cos (\\omega t)+ \\dot{x}_{0}$",
-    ),
-    ("stray dollar inside a list", "221,$8", "$221, 8$"),
-    ("leading \\quad dropped", "\\quad(2+\\sqrt{2}, 1+\\sqrt{2})", "$(2+\\sqrt{2}, 1+\\sqrt{2})$"),
+    ("dollar signs dropped: math spans joined into one", "221,$8", "$221, 8$"),
     ("e-notation", "2.7778e-6", "$2.7778 \\times 10^{-6}$"),
-    ("percent sign", "17.5%", "$17.5\\%$"),
     ("then SHARED_RULES (both sides)", "-1./3", "$-1/3$"),
-    ("unit text after a number", "864 \\mbox{ inches}^2", "$864$"),
     ("unit words after a number", "$125$ miles", "$125$"),
     ("unit words after digit groups", "15,000 kcal m^{-2} yr^{-1}", "$15,000$"),
     (
@@ -58,15 +48,8 @@ RULES: list[tuple[str, str, str]] = [
 ]
 
 PROSE = re.compile(r"(?<!\\)\$\s*+,?\s*+(?:where|for|with)\b.*$", re.S)
-# `$,$`, `$, $`, `$ ,$`: a separator between math spans (not `\$`, the currency sign)
-LIST_SEP = re.compile(r"(?<!\\)\$[ \t]*+,[ \t]*+(?<!\\)\$")
-_SPACE_SEP = re.compile(r"(?<!\\)\$[ \t]+(?<!\\)\$")
 DOLLAR = re.compile(r"(?<!\\)\$")
 _E_NOTATION = re.compile(r"(?<![\w.\\])(\d++\.\d*+|\.\d++|\d++)[eE]([+-]?\d{1,4})(?![\w.^{])")
-PERCENT = re.compile(r"(?<!\\)%")
-_UNIT_TEXT = re.compile(
-    r"(?<=[\d}])\s*\\(?:text|mbox|mathrm|textrm)\s*\{\s*[A-Za-z][A-Za-z ]*\}(?:\s*\^\s*\{?\d\}?)?\s*$"
-)
 # Bare unit words ending the text after a number or a group: `125 miles`, `10weeks`, `10 cm^2`
 _UNIT_WORDS = re.compile(
     r"(?<=[\d}])\s*+((?:[A-Za-z]++(?:\s*+\^\s*+(?:\{\s*+-?\d{1,2}\s*+\}|-?\d))?+\s*+)++)$"
@@ -92,7 +75,6 @@ _SUB_COMMAND = re.compile(r"_\s*+(?:\{\s*+\\([A-Za-z]{1,20})\s*+\}|\\([A-Za-z]{1
 # math-verify drops primes (`f'(x)` reads as f(x), `y'` as y): a prime is part of the name
 _PRIME = re.compile(r"(?<![\\A-Za-z])([A-Za-z])('{1,3})(?![_'])")
 _APPROX = re.compile(r"^\s*+\\(?:approx|sim|simeq)(?![A-Za-z])\s*+")
-_DIGIT_I = re.compile(r"(?<=\d)i(?![A-Za-z])")
 # `19, 46, and 82`, `7, -2 \text{ and } -5`: "and" before a list's last item is a comma
 _AND = re.compile(
     r"(?:[ \t]?,)?[ \t]?(?:\\text\s*+\{\s*+and\s*+\}|(?<![\\A-Za-z])and(?![A-Za-z]))[ \t]*+"
@@ -133,7 +115,6 @@ SHARED_RULES: list[tuple[str, str, str]] = [
     ('a list\'s last item after "and"', "19, 46, \\text{ and } 82", "19, 46, 82"),
     ("\\degree is ^{\\circ}", "49\\degree", "49^{\\circ}"),
     ("degrees inside a trig function are angles", "\\sin 30^\\circ", "\\sin \\frac{30\\pi}{180}"),
-    ("digit then i: a standalone i (math-verify's complex test)", "6-5i", "6-5 i"),
     ("Euler's e in \\text{} or \\mathrm{}", "\\mathrm{e}^{-t/\\tau}", "e^{-t/\\tau}"),
     ("digit groups split by a space or thin space", "1 000 000", "1000000"),
     ("mixed number", "-1 1/2", "-\\frac{3}{2}"),
@@ -183,9 +164,7 @@ def shared_spelling(text: str) -> str:
         text = _MIXED.sub(_mixed, text)
     if "\\gamma" in text:
         text = _GAMMA.sub(lambda _: "{\\gamma}", text)
-    if "i" not in text:
-        return text
-    return _DIGIT_I.sub(" i", text)
+    return text
 
 
 def e_notation(text: str) -> str:
@@ -235,27 +214,20 @@ def _boxed(text: str) -> str:
 
 def normalize_gold(gold: str) -> str | None:
     """The gold as the LaTeX math span handed to math_verify.parse; None when empty."""
-    text = _boxed(gold).replace("\n", " ").strip()
+    text = _boxed(gold).strip()
     if not text:
         return None
     if text.endswith("$."):
         text = text[:-2].rstrip()
     text = PROSE.sub("", text)
-    text = text.replace("\\$", "")
-    text = LIST_SEP.sub(", ", text)
-    text = _SPACE_SEP.sub(" ", text)
     text = DOLLAR.sub(" ", text)
-    text = re.sub(r"^\s*\\q?quad\s*", "", text)
     text = e_notation(text)
-    text = PERCENT.sub(r"\\%", text)
     text = shared_spelling(text)
-    text = _UNIT_TEXT.sub("", text).strip()
     text = strip_unit_words(text)
     if "matrix}" in text:
         text = _LOST_ROW.sub(r"\\\\", text)
     text = half_open(text)
     text = brace_trailing_letters(text.strip())
-    text = re.sub(r"\s+", " ", text).strip()
     return "$" + text + "$" if text else None
 
 
