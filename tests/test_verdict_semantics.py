@@ -219,6 +219,9 @@ ROWS = [
     ("A", "\\textbf{(A)}", S, OK, "bold, in parentheses"),
     ("H", "(H) $\\frac{2(a^2-ab+b^2)}{a^2-b^2}$", S, OK, "the letter with its option's text"),
     ("x", "2x", S, NO, "WRONG: a one-letter variable gold too"),
+    ("\\text{(J)}", "(J) 12", S, OK, "options run to J (MMLU-Pro's ten): the letter with its text"),
+    ("\\text{(K)}", "(K) 12", S, NO, "WRONG: options end at J, so (K) 12 is no option marker"),
+    ("\\text{(C)}", "(C) or D", S, NO, "WRONG: another option after it"),
     ("e", "2.718281828459045", S, OK, "e is a number, not a letter"),
     # --- derivatives on the left ------------------------------------------------------
     (

@@ -23,6 +23,7 @@ from llmeval.verify.gold import (
     shared_spelling,
     strip_unit_words,
 )
+from llmeval.verify.typeset import TEXT, TEXT_WRAPPER
 
 _TAIL = 400  # trailing units / mod clauses are looked for in this many last characters
 
@@ -114,42 +115,27 @@ def _unicode(text: str) -> str:
 _SQRT = re.compile(r"√(\d++|[A-Za-z])")
 
 _ORDINAL = re.compile(
-    r"(?<![\w.])(\d++)(?:\s*+\^\s*+(?:\{\s*+)?(?:\\(?:text|mathrm|textrm|rm)\s*+\{\s*+)?"
+    rf"(?<![\w.])(\d++)(?:\s*+\^\s*+(?:\{{\s*+)?(?:{TEXT}\s*+\{{\s*+)?"
     r"(st|nd|rd|th)\s*+\}?\s*+\}?|(st|nd|rd|th)(?![A-Za-z]))"
 )
 _PERCENT = re.compile(r"(?<!\\)%")
-_PERCENT_WORD = re.compile(
-    r"\\(?:text|mbox|mathrm|textrm)\s*+\{\s*+(?:percent|\\?%)\s*+\}|\bpercent\b"
-)
+_PERCENT_WORD = re.compile(rf"{TEXT}\s*+\{{\s*+(?:percent|\\?%)\s*+\}}|\bpercent\b")
 _UNIT_TEXT = re.compile(
-    r"\\(?:text|mbox|mathrm|textrm|textit|mathit)\s*+\{([^{}]{0,80})\}"
+    rf"{TEXT}\s*+\{{([^{{}}]{{0,80}})\}}"
     r"(?:\s*+\^\s*+(?:\{\s*+-?\d\s*+\}|\d))?\s*+$"
 )
 _UNIT_WORDS = re.compile(r"[A-Za-z][A-Za-z .\-/]*+(?:\^\s*+\{?\d\}?)?")
 _SPACES = re.compile(r"(?:\s|\\[,;: ])*+$")  # spacing ending the text (`15,000 \,`)
 _COMMANDS = re.compile(r"\\[A-Za-z]++")
-_TEXT_ARG = re.compile(r"\\(?:text|mbox|mathrm|textrm|operatorname)\s*+\{[^{}]*+\}")
-_MOD_MARKERS = (
-    "\\pmod",
-    "\\bmod",
-    "\\mod",
-    "(\\text{mod",
-    "(\\mathrm{mod",
-    "(\\operatorname{mod",
-    "\\text{mod",
-    "\\text{ mod",
-    "(mod",
-    "( \\text{mod",
-    "\\ (\\text{mod",
-    "\\pod",
-)
+# A congruence's modulus: `\pmod{17}`, `\bmod`, `\mod`, `\pod`, `(mod 17)`, `(\text{mod } 17)`
+_MOD = re.compile(rf"\\[pb]?mod|\\pod|\(\s*+(?:{TEXT}\s*+\{{\s*+)?mod|{TEXT}\s*+\{{\s*+mod")
 
 _ORDINAL_SUFFIX = {1: "st", 2: "nd", 3: "rd"}
 
 
 def gold_letters(gold: str) -> frozenset[str]:
     """Letters the gold uses as variables (outside commands and \\text{} words)."""
-    bare = _TEXT_ARG.sub(" ", gold)
+    bare = TEXT_WRAPPER.sub(" ", gold)
     bare = _COMMANDS.sub(" ", bare)
     return frozenset(ch for ch in bare if ch.isascii() and ch.isalpha())
 
@@ -197,10 +183,10 @@ def _strip_mod(text: str, gold: str) -> str:
     if at < 0:
         return text
     tail = text[at + len("\\equiv") :]
-    cuts = [pos for pos in (tail.find(marker) for marker in _MOD_MARKERS) if pos >= 0]
-    if not cuts:
+    cut = _MOD.search(tail)
+    if cut is None:
         return text
-    residue = tail[: min(cuts)].strip()
+    residue = tail[: cut.start()].strip()
     if residue.endswith("\\"):  # a `\ ` spacing before `(\text{mod}`
         residue = residue[:-1].rstrip()
     return residue or text

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from llmeval.verify.typeset import TEXT
+
 # (rule name, example in, example out): what normalize_gold does, in order.
 RULES: list[tuple[str, str, str]] = [
     ("empty gold", "   ", "None"),
@@ -68,16 +70,14 @@ _DIGIT_GROUP = re.compile(r"(?<=\d),\\!\s*+(?=\d{3}(?!\d))")
 _FLOAT_DIV = re.compile(r"(?<![\w.])(\d++)\.(?=\s*+/)")
 _NUMPY = re.compile(r"\bnp\.(arcsin|arccos|arctan|sin|cos|tan|exp|log|sqrt|pi)\b")
 _E_SUBSCRIPT = re.compile(r"(?<![\\\w])(?<!\\mathcal\{)([Ee])(?=\s*+_)")
-_SUB_TEXT = re.compile(
-    r"_\s*+\{\s*+\\(?:text|mathrm|textrm|rm|mathit)\s*+\{\s*+([A-Za-z0-9]{1,20})\s*+\}\s*+\}"
-)
+_SUB_TEXT = re.compile(rf"_\s*+\{{\s*+{TEXT}\s*+\{{\s*+([A-Za-z0-9]{{1,20}})\s*+\}}\s*+\}}")
 _SUB_COMMAND = re.compile(r"_\s*+(?:\{\s*+\\([A-Za-z]{1,20})\s*+\}|\\([A-Za-z]{1,20})(?![A-Za-z]))")
 # math-verify drops primes (`f'(x)` reads as f(x), `y'` as y): a prime is part of the name
 _PRIME = re.compile(r"(?<![\\A-Za-z])([A-Za-z])('{1,3})(?![_'])")
 _APPROX = re.compile(r"^\s*+\\(?:approx|sim|simeq)(?![A-Za-z])\s*+")
 # `19, 46, and 82`, `7, -2 \text{ and } -5`: "and" before a list's last item is a comma
 _AND = re.compile(
-    r"(?:[ \t]?,)?[ \t]?(?:\\text\s*+\{\s*+and\s*+\}|(?<![\\A-Za-z])and(?![A-Za-z]))[ \t]*+"
+    rf"(?:[ \t]?,)?[ \t]?(?:{TEXT}\s*+\{{\s*+and\s*+\}}|(?<![\\A-Za-z])and(?![A-Za-z]))[ \t]*+"
 )
 _TRIG = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
 _DEGREES = re.compile(
@@ -85,14 +85,12 @@ _DEGREES = re.compile(
 )
 # `\gamma-1` would be the gamma function of -1 (zoo): a lone \gamma is a symbol
 _GAMMA = re.compile(r"\\gamma(?![A-Za-z])(?!\s*+(?:\(|\\left))")
-_EULER = re.compile(r"\\(?:text|mathrm|textrm|rm|mathit)\s*+\{\s*+e\s*+\}")
+_EULER = re.compile(rf"{TEXT}\s*+\{{\s*+e\s*+\}}")
 # `1 000`, `1\,000`, `1~000`: digit groups of three after a space-like separator
 _SPACE_GROUP = re.compile(r"(?<![\d.,])(\d{1,3})((?:(?: |\\[,; ]|~|\u2009|\u202f)\d{3}(?!\d))++)")
 _MIXED = re.compile(r"(?<![\d.}^_])(\d{1,9})[ \t]++(\d{1,9})[ \t]*+/[ \t]*+(\d{1,9})(?![\d.])")
 # `, \quad \text{for } \omega^2 \neq 4`: a condition after the answer
-_CONDITION = re.compile(
-    r"\\(?:text|mbox|textrm|mathrm)\s*+\{\s*+(?:for|if|when|where|provided|unless)\b"
-)
+_CONDITION = re.compile(rf"{TEXT}\s*+\{{\s*+(?:for|if|when|where|provided|unless)\b")
 _SEPARATORS = (",", " ", "~", "\\quad", "\\qquad", "\\,", "\\;", "\\:", "\\ ")
 
 SHARED_RULES: list[tuple[str, str, str]] = [

@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from llmeval.verify.typeset import TEXT_WRAPPER
+
 if TYPE_CHECKING:
     from llmeval.records import VerdictStatus
 
@@ -46,14 +48,13 @@ RULES: list[tuple[str, str, str, str]] = [
 
 Same = Callable[[str, str], bool]  # whether an answer part equals a gold part (the verifier)
 _MAX_CHARS = 1000  # no time, letter, word list or ordering answer is longer
-_WRAPPER = re.compile(
-    r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|operatorname)\s*+\{([^{}]*+)\}"
-)
 _SPACING = re.compile(r"\\left\b|\\right\b|\\[,;:! ]|\\q?quad\b|[$~*]")
 _TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([ap])\.?\s*m\.?)?", re.I)
 _LETTER = re.compile(r"\(\s*([A-Za-z])\s*\)|([A-Za-z])")
-_OPTION = re.compile(r"\(\s*([A-Za-z])\s*\)(?:\s+.*)?|([A-Za-z])\)\s+.*")
-_OTHER_OPTION = re.compile(r"\([A-Z]\)|(?<![A-Za-z])[A-J](?![A-Za-z])")
+# An option's letter opening a text: `(H) its text`, `C) text`, `B.`, `B:`, `**B**`, a lone `B`.
+# A-J: MMLU-Pro's ten options (GPQA has four, MATH's multiple-choice problems five).
+OPTION = re.compile(r"[\s*_$]*+(?:\(([A-J])\)|([A-J])(?:[).:]|\*\*)(?=\s|$|\*)|([A-J])[\s*_$.]*+$)")
+_OTHER_OPTION = re.compile(r"\([A-J]\)|(?<![A-Za-z])(?:or|and)\s++[A-J](?![A-Za-z])")
 _WORDS = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*")
 _RELATION = re.compile(r"\\gt\b|\\lt\b|>|<")
 _DIRECTION = {">": ">", "\\gt": ">", "<": "<", "\\lt": "<"}
@@ -67,7 +68,7 @@ def _plain(text: str) -> str | None:
     their contents), spaces collapsed; None when too long to be a shaped answer."""
     if len(text) > _MAX_CHARS:
         return None
-    text = _SPACING.sub(" ", _WRAPPER.sub(r" \1 ", _WRAPPER.sub(r" \1 ", text)))
+    text = _SPACING.sub(" ", TEXT_WRAPPER.sub(r" \1 ", TEXT_WRAPPER.sub(r" \1 ", text)))
     return " ".join(text.split())
 
 
@@ -86,14 +87,21 @@ def _time(text: str) -> int | None:
     return (hour * 60 + minute) * 60 + second
 
 
-def _letter(text: str) -> str | None:
-    """The letter of `C`, `(C)`, `(C) option text`, `C) option text`; None otherwise (no
-    letter, or other option letters after it)."""
-    match = _LETTER.fullmatch(text) or _OPTION.fullmatch(text)
-    if match is None:
+def option_letter(text: str) -> str | None:
+    """The letter opening `text` as an option marker (`OPTION`), unless another option
+    follows (`(D)`, `or D`): the one reader of option letters, in boxes, final lines and
+    answers."""
+    match = OPTION.match(text)
+    if match is None or _OTHER_OPTION.search(text, match.end()):
         return None
-    rest = text[text.find(")") + 1 :] if ")" in text else ""
-    return None if _OTHER_OPTION.search(rest) else match.group(1) or match.group(2)
+    return match.group(1) or match.group(2) or match.group(3)
+
+
+def _letter(text: str) -> str | None:
+    """The letter of an answer to a one-letter gold: `x` or `(x)` (any letter: the gold may
+    be a variable), else an option's letter (`(C) its text`); None otherwise."""
+    match = _LETTER.fullmatch(text)
+    return match.group(1) or match.group(2) if match else option_letter(text)
 
 
 def _word_items(text: str, wrapped: bool) -> frozenset[tuple[str, ...]] | None:
@@ -155,7 +163,7 @@ def shape_status(gold: str, answer: str, same: Same) -> VerdictStatus | None:
         answer_text = named[2]  # `b = m` for gold `m`: the name solved for, then its value
     if _chain(gold_text) is not None:
         return _ordering(gold_text, answer_text, same)
-    wrapped = _WRAPPER.search(gold) is not None
+    wrapped = TEXT_WRAPPER.search(gold) is not None
     readers: tuple[tuple[Callable[[str], object], Callable[[str], object]], ...] = (
         (_time, _time),
         (_one_letter, _letter),
