@@ -28,7 +28,7 @@ from llmeval.tasks import AnswerKind
 Policy = Literal["strict", "lenient"]
 POLICIES: tuple[Policy, ...] = ("strict", "lenient")
 # Bump when anything below changes a verdict: every cached verdict of that policy then misses.
-POLICY_IDS = {"strict": "strict-last-box-v6", "lenient": "lenient-anchor-approx-v5"}
+POLICY_IDS = {"strict": "strict-last-box-v7", "lenient": "lenient-anchor-approx-v6"}
 GOLD_UNPARSED = "gold unparsed"
 # An answer longer than this many characters and this many times its gold is not compared:
 # sympy's cost grows with the size (a random 350-character sum took 5 s), no final answer is
