@@ -44,6 +44,9 @@ from pathlib import Path
 
 import mpmath
 
+from tests.support import readme_rules
+from tests.support.readme_rules import rule_rows
+
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "tests" / "test_verdict_semantics.py"
 getcontext().prec = 100
@@ -397,27 +400,45 @@ def _assigned(path: Path, names: tuple[str, ...]) -> list[tuple[str, ...]]:
     return found
 
 
+def _rules(root: Path) -> dict[str, list[tuple[str, ...]]]:
+    """A tree's rule examples: the README's rule tables, and (before issue 32) the RULES lists
+    of its verify modules."""
+    verify = root / "llmeval" / "verify"
+    found = {
+        "gold": _assigned(verify / "gold.py", ("RULES",)),
+        "shared": _assigned(verify / "gold.py", ("SHARED_RULES",)),
+        "answer": _assigned(verify / "answer.py", ("RULES",)),
+        "shape": _assigned(verify / "shapes.py", ("RULES",)),
+    }
+    text = (root / "README.md").read_text() if (root / "README.md").exists() else ""
+    headers = {"gold": readme_rules.GOLD, "shared": readme_rules.SHARED}
+    headers |= {"answer": readme_rules.ANSWER, "shape": readme_rules.SHAPES}
+    for kind, header in headers.items():
+        found[kind] += rule_rows(header, text) if header in text.splitlines() else []
+    return found
+
+
 def rule_pairs(roots: list[Path]) -> list[Pair]:
-    """The examples of the documented rules (`gold.RULES`, `SHARED_RULES`, `answer.RULES`,
-    `shapes.RULES`) of every tree in `roots` (a rule removed here is still tested), as pairs:
-    a gold against itself and what it becomes; a spelling against its rewriting, either way;
-    an answer against its gold, before and after its rewriting."""
+    """The examples of the documented rules of every tree in `roots` (a rule removed here is
+    still tested), as pairs: a gold against itself and what it becomes; a spelling against its
+    rewriting, either way; an answer against its gold, before and after its rewriting; a
+    shaped gold against its answer."""
     pairs: list[Pair] = []
     for root in roots:
-        verify = root / "llmeval" / "verify"
-        for _, text, out in _assigned(verify / "gold.py", ("RULES",)):
+        rules = _rules(root)
+        for _, text, out in rules["gold"]:
             pairs += [("rule/gold", text, text)] + (
                 [("rule/gold", text, out.strip("$"))] if out != "None" else []
             )
-        for _, text, out in _assigned(verify / "gold.py", ("SHARED_RULES",)):
+        for _, text, out in rules["shared"]:
             pairs += [
                 ("rule/shared", text, out),
                 ("rule/shared", out, text),
                 ("rule/shared", text, text),
             ]
-        for _, answer, gold, out in _assigned(verify / "answer.py", ("RULES",)):
+        for _, answer, gold, out in rules["answer"]:
             pairs += [("rule/answer", gold, answer), ("rule/answer", gold, out)]
-        for _, gold, answer, _ in _assigned(verify / "shapes.py", ("RULES",)):
+        for _, gold, answer, _ in rules["shape"]:
             pairs.append(("rule/shape", gold, answer))
     return list(dict.fromkeys(pairs))
 
@@ -530,7 +551,8 @@ def checkout(ref: str, into: Path) -> Path:
     """The llmeval package of git revision `ref`, unpacked under `into`."""
     archive = into / "ref.tar"
     subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "-o", str(archive), ref, "llmeval"], check=True
+        ["git", "-C", str(ROOT), "archive", "-o", str(archive), ref, "llmeval", "README.md"],
+        check=True,
     )
     with tarfile.open(archive) as tar:
         tar.extractall(into, filter="data")

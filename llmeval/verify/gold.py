@@ -1,9 +1,9 @@
 """Gold answers (TRUSTED text from the benchmark files) -> the LaTeX handed to math_verify.parse.
 
 `normalize_gold(gold)` returns the gold inside one `$...$` math span (a bare string falls to
-math-verify's plain-expression parser: `4x+5` -> 4), or None for an empty gold. `RULES` is
-the documented table of rewrites, in the order they run; each example is checked by
-`tests/test_verdict_semantics.py`.
+math-verify's plain-expression parser: `4x+5` -> 4), or None for an empty gold. The README's
+tables "Gold forms" and "Spellings normalised on both sides" hold an example of each rewrite,
+in the order they run; `tests/test_verdict_semantics.py` checks every row.
 """
 
 from __future__ import annotations
@@ -11,43 +11,6 @@ from __future__ import annotations
 import re
 
 from llmeval.verify.typeset import TEXT
-
-# (rule name, example in, example out): what normalize_gold does, in order.
-RULES: list[tuple[str, str, str]] = [
-    ("empty gold", "   ", "None"),
-    (
-        "a gold that boxes its answer: what its boxes hold",
-        "so $n = \\boxed{1} or \\boxed{-2}$",
-        "$1, -2$",
-    ),
-    ("line breaks and outer spaces", "I(0) e^{-t}\n", "$I(0) e^{-t}$"),
-    (
-        "trailing sentence period after a math span",
-        "(-\\infty, 0) \\cup\\{1\\}$.",
-        "$(-\\infty, 0) \\cup\\{1\\}$",
-    ),
-    (
-        "prose condition after the answer",
-        "f(x)=a x+b$, where $b$ is an arbitrary integer",
-        "$f(x)=a x+b$",
-    ),
-    ("dollar signs dropped: math spans joined into one", "221,$8", "$221, 8$"),
-    ("e-notation", "2.7778e-6", "$2.7778 \\times 10^{-6}$"),
-    ("then SHARED_RULES (both sides)", "-1./3", "$-1/3$"),
-    ("unit words after a number", "$125$ miles", "$125$"),
-    ("unit words after digit groups", "15,000 kcal m^{-2} yr^{-1}", "$15,000$"),
-    (
-        "matrix rows that lost a backslash",
-        "\\begin{pmatrix}-6\\6\\end{pmatrix}",
-        "$\\begin{pmatrix}-6\\\\6\\end{pmatrix}$",
-    ),
-    ("variable before a half-open interval", "t(0,4]", "$t \\in (0,4]$"),
-    (
-        "trailing letters braced: math-verify strips `t`, `c`, `m`, `ab` as units",
-        "\\frac{1}{m} t",
-        "$\\frac{1}{m} {t}$",
-    ),
-]
 
 PROSE = re.compile(r"(?<!\\)\$\s*+,?\s*+(?:where|for|with)\b.*$", re.S)
 DOLLAR = re.compile(r"(?<!\\)\$")
@@ -93,44 +56,9 @@ _MIXED = re.compile(r"(?<![\d.}^_])(\d{1,9})[ \t]++(\d{1,9})[ \t]*+/[ \t]*+(\d{1
 _CONDITION = re.compile(rf"{TEXT}\s*+\{{\s*+(?:for|if|when|where|provided|unless)\b")
 _SEPARATORS = (",", " ", "~", "\\quad", "\\qquad", "\\,", "\\;", "\\:", "\\ ")
 
-SHARED_RULES: list[tuple[str, str, str]] = [
-    ("digit groups joined by ,\\!", "11,\\! 111,\\! 100", "11,111,100"),
-    ("\\! (negative thin space) dropped", "10,\\!080", "10,080"),
-    ("a./b (a float divided)", "-1./3", "-1/3"),
-    ("numpy function name", "np.arcsin(10/13)", "\\arcsin(10/13)"),
-    (
-        "E or e with a subscript is a name, not Euler's number",
-        "E_{1},E_{2}",
-        "\\mathcal{E}_{1},\\mathcal{E}_{2}",
-    ),
-    (
-        "text or command in a subscript",
-        "\\lambda_{\\text{red}}, m_{\\max }, L_\\odot",
-        "\\lambda_{red}, m_{max}, L_{odot}",
-    ),
-    ("a prime is part of the name (math-verify drops it)", "f'(x) = 2x", "f_{prime}(x) = 2x"),
-    ("approximately: the value", "\\approx 3.2", "3.2"),
-    ('a list\'s last item after "and"', "19, 46, \\text{ and } 82", "19, 46, 82"),
-    ("\\degree is ^{\\circ}", "49\\degree", "49^{\\circ}"),
-    ("degrees inside a trig function are angles", "\\sin 30^\\circ", "\\sin \\frac{30\\pi}{180}"),
-    ("Euler's e in \\text{} or \\mathrm{}", "\\mathrm{e}^{-t/\\tau}", "e^{-t/\\tau}"),
-    ("digit groups split by a space or thin space", "1 000 000", "1000000"),
-    ("mixed number", "-1 1/2", "-\\frac{3}{2}"),
-    (
-        "\\gamma is a symbol, not the gamma function of what follows",
-        "\\gamma^{2}-1",
-        "{\\gamma}^{2}-1",
-    ),
-    (
-        "a condition after the answer dropped",
-        "A = \\frac{1}{4-\\omega^2}, \\quad \\text{for } \\omega^2 \\neq 4",
-        "A = \\frac{1}{4-\\omega^2}",
-    ),
-]
-
 
 def shared_spelling(text: str) -> str:
-    """Spelling fixes applied identically to golds and answers (see SHARED_RULES)."""
+    """Spelling fixes applied identically to golds and answers (the README's table)."""
     if "\\!" in text:
         text = _DIGIT_GROUP.sub(",", text)
         text = text.replace("\\!", "")

@@ -4,7 +4,8 @@ congruences.
 
 `shape_status(gold, answer, same)` gives the verdict when the gold has one of these shapes (the
 answer then must have it too), else None. Golds are trusted; answers are hostile: the text is
-read only when short, by linear-time rules. `RULES` is the documented table (each row checked).
+read only when short, by linear-time rules. The README's table of shapes holds an example of
+each rule (`tests/test_verdict_semantics.py` checks every row).
 """
 
 from __future__ import annotations
@@ -18,33 +19,6 @@ from llmeval.verify.typeset import TEXT_WRAPPER
 
 if TYPE_CHECKING:
     from llmeval.records import VerdictStatus
-
-# (rule name, gold, answer, verdict): checked by the verdict tests, listed in the README
-RULES: list[tuple[str, str, str, str]] = [
-    ("a time h:mm[:ss] [a.m./p.m.] is a time of day", "20:34", "08:34 P.M.", "correct"),
-    ("a time is never a ratio", "12:00", "1:00", "incorrect"),
-    ("a one-letter gold equals only that letter", "E", "\\mathrm{E}*2", "incorrect"),
-    (
-        "a one-letter gold: the letter in parentheses, bold or \\text{}, with its option text",
-        "\\text{(C)}",
-        "\\textbf{(C) Plane}",
-        "correct",
-    ),
-    (
-        "words compare as words, in \\text{} or not",
-        "SRMC=LRMC",
-        "\\text{SRMC} = \\text{LRMC}",
-        "correct",
-    ),
-    ("a list of words is a set of words", "I,III,IV", "\\text{IV, I, III}", "correct"),
-    ("a set-builder set compares as written", "\\{x \\mid x = 3k\\}", "3", "incorrect"),
-    ("an ordering equals its items listed in order", "b > a > c", "b, a, c", "correct"),
-    ("an ordering listed in another order", "b > a > c", "a, b, c", "incorrect"),
-    ("a congruence: the residue, and the modulus if given", "a \\equiv 3 \\pmod 5", "3", "correct"),
-    ("a congruence modulo another number", "3 \\pmod{5}", "x \\equiv 3 \\pmod{7}", "incorrect"),
-    ("an answer naming another unknown: its value", "m", "b = m", "correct"),
-    ("an answer naming the gold's own letter", "x", "x = 5", "incorrect"),
-]
 
 Same = Callable[[str, str], bool]  # whether an answer part equals a gold part (the verifier)
 _MAX_CHARS = 1000  # no time, letter, word list or ordering answer is longer
@@ -153,7 +127,7 @@ def _ordering(gold: str, answer: str, same: Same) -> VerdictStatus | None:
 
 
 def shape_status(gold: str, answer: str, same: Same) -> VerdictStatus | None:
-    """The verdict when the gold has a shape of `RULES`, else None."""
+    """The verdict when the gold has one of the shapes above, else None."""
     gold_text = _plain(gold)
     if gold_text is None:
         return None
