@@ -12,9 +12,9 @@ from llmeval.evaluate.metrics import Outcome, group_by_problem, summarize
 from llmeval.evaluate.options import EvalOptions
 from llmeval.evaluate.runs import InputRun
 from llmeval.evaluate.samples import Sample
+from llmeval.evaluate.verdict_cache import VerdictCache
 from llmeval.judge.prompt import JUDGE_VERSION, judge_key
 from llmeval.records import JudgeScore, Verdict
-from llmeval.verify.cache import VerdictCache
 
 log = logging.getLogger("llmeval")
 _YES_NO = {"correct": "yes", "incorrect": "no"}

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from llmeval.verify.cache import cache_path_for
+from llmeval.evaluate.verdict_cache import cache_path_for
 from llmeval.verify.pool import DEFAULT_MEMORY_MB
 from llmeval.verify.verifier import Policy
 
