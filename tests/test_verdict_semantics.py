@@ -177,6 +177,7 @@ ROWS = [
     ),
     ("6 - 5i", "6-5i", S, OK, "complex"),
     ("6 - 5i", "6+5i", S, NO, "WRONG: conjugate"),
+    ("6-5i", "x = -5i+6", S, OK, "an i after a digit is the imaginary unit, in an equation too"),
     ("4x+5", "4x+5", S, OK, "symbolic via math-verify"),
     ("p - q", "7", S, NO, "WRONG: an expression taking two values at two points is no number"),
     ("x^5 - x^4 + x^3 - x^2 + x - 1", "0", S, NO, "WRONG: a polynomial is no number"),

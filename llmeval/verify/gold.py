@@ -48,6 +48,8 @@ _DEGREES = re.compile(
 )
 # `\gamma-1` would be the gamma function of -1 (zoo): a lone \gamma is a symbol
 _GAMMA = re.compile(r"\\gamma(?![A-Za-z])(?!\s*+(?:\(|\\left))")
+# `5i`: math-verify reads its symbols as complex only where an `i` stands alone
+_DIGIT_I = re.compile(r"(?<=\d)i(?![A-Za-z])")
 _EULER = re.compile(rf"{TEXT}\s*+\{{\s*+e\s*+\}}")
 # `1 000`, `1\,000`, `1~000`: digit groups of three after a space-like separator
 _SPACE_GROUP = re.compile(r"(?<![\d.,])(\d{1,3})((?:(?: |\\[,; ]|~|\u2009|\u202f)\d{3}(?!\d))++)")
@@ -90,7 +92,9 @@ def shared_spelling(text: str) -> str:
         text = _MIXED.sub(_mixed, text)
     if "\\gamma" in text:
         text = _GAMMA.sub(lambda _: "{\\gamma}", text)
-    return text
+    if "i" not in text:
+        return text
+    return _DIGIT_I.sub(" i", text)
 
 
 def e_notation(text: str) -> str:
