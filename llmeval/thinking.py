@@ -5,7 +5,6 @@ answer part) and the LLM judge (the part of its reply that holds its verdict). T
 from __future__ import annotations
 
 import re
-from collections import deque
 
 OPEN = re.compile(r"<think(?:ing)?[ \t]*+>", re.IGNORECASE)
 CLOSE = re.compile(r"</think(?:ing)?[ \t]*+>", re.IGNORECASE)
@@ -21,15 +20,26 @@ def split(
     prompt's own opening tag (`starts_in_think`) makes the whole text reasoning. A separate
     `reasoning` (a server that sends it apart) means the text after any closing tag is all
     answer."""
-    last = deque(CLOSE.finditer(text), maxlen=1)
-    if last:
-        text = text[last[0].end() :]
+    last = _last_close(text)
+    if last is not None:
+        text = text[last.end() :]
     if reasoning:
         return text, False
-    if not last and starts_in_think:
+    if last is None and starts_in_think:
         return "", True
     opened = OPEN.search(text)
     return (text, False) if opened is None else (text[: opened.start()], True)
+
+
+def _last_close(text: str) -> re.Match[str] | None:
+    """The last closing tag, looked for from the end (where it is: the text is long)."""
+    at = text.rfind("</")
+    while at >= 0:
+        found = CLOSE.match(text, at)
+        if found is not None:
+            return found
+        at = text.rfind("</", 0, at)
+    return None
 
 
 def opens_reasoning(prompt: str) -> bool:
