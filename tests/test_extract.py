@@ -15,6 +15,7 @@ from llmeval.evaluate.extract import (
     response_text,
 )
 from llmeval.evaluate.policy_answers import extract_choice, lenient_letter, options, read_answers
+from llmeval.judge.prompt import judgement
 from tests.support.synthetic import output
 
 RNG = random.Random(3)
@@ -59,6 +60,16 @@ def test_think_only_output_has_no_answer() -> None:
     # the prompt opened <think> (R1 chat template): gen starts inside the reasoning
     assert extract_math("Let me see, \\boxed{7} maybe", starts_in_think=True) is None
     assert extract_math("reasoning</think>\\boxed{7}", starts_in_think=True) == "7"
+
+
+def test_reasoning_tags_are_read_as_the_judge_reads_them() -> None:
+    # one rule (llmeval/thinking.py): `<thinking>` and any case are reasoning tags, and a
+    # reasoning block opened again after the last close and never closed is reasoning too
+    assert extract_math("<THINK>\nmaybe \\boxed{7}") is None
+    assert extract_math("<thinking>\nmaybe \\boxed{7}") is None
+    assert extract_math("<Thinking>\\boxed{7}</Thinking>\nSo \\boxed{8}.") == "8"
+    assert extract_math("<think>a</think>\\boxed{5}\n<think>\nwait, \\boxed{6}") is None
+    assert judgement("<THINK>\nJudgement: Yes\n</THINK>\nJudgement: No") == "no"
 
 
 def test_separate_reasoning_field() -> None:

@@ -60,3 +60,9 @@ def test_final_boxes_and_lenient_readings_stay_linear() -> None:
     _finishes(extract_anchored, "1," * 500_000 + "x")
     _finishes(lenient_letter, "(A" * 500_000)
     _finishes(extract_choice, "\\boxed{(A)" + " (B" * 300_000 + "}")
+
+
+def test_reasoning_tags_are_found_in_linear_time() -> None:
+    # the last closing tag is looked for from the end: every `</` that is none is passed once
+    _finishes(extract_math, "</" * 500_000 + "\\boxed{1}")
+    _finishes(extract_math, "</thinking" * 100_000 + "<THINK" * 100_000)

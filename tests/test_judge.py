@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from llmeval.cli.main import main
+from llmeval.evaluate.verdict_cache import cache_path_for
 from llmeval.judge.prompt import JUDGE_VERSION, judgement, messages
-from llmeval.verify.cache import cache_path_for
 from tests.stress import judge_run
 from tests.support.synthetic import generation, reasoning, write_jsonl
 from tests.support.threaded_server import serve

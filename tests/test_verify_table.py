@@ -182,6 +182,10 @@ POLICY_ROWS = [
     ("choice", "H", "\\boxed{(H) $\\frac{2(a^2-ab+b^2)}{a^2-b^2}$}", "correct", "correct"),
     ("choice", "H", "\\boxed{(G) $\\frac{2(a^2-ab+b^2)}{a^2-b^2}$}", "incorrect", "incorrect"),
     ("choice", "C", "\\boxed{(A) and (C)}", "incorrect", "incorrect"),
+    # option letters run from A to J (MMLU-Pro's ten), in boxes and on a final line
+    ("choice", "J", THINK + "\\boxed{(J) 12 N}", "correct", "correct"),
+    ("choice", "J", THINK + "So the answer is\n\n(J) 12 N", "no_answer", "correct"),
+    ("choice", "B", THINK + "So it is\n\n(B) or C", "no_answer", "no_answer"),
     # an option's text for its letter (lenient, the options in the problem)
     ("choice", "D", "\\boxed{10^-4 eV}", "incorrect", "correct", GPQA_0["problem"]),
     ("choice", "D", "\\boxed{10^-9 eV}", "incorrect", "incorrect", GPQA_0["problem"]),

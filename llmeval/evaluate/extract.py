@@ -6,19 +6,16 @@ from __future__ import annotations
 
 import re
 
+from llmeval import thinking
 from llmeval.verify.lists import split_parts
+from llmeval.verify.typeset import TEXT_WRAPPER
 
-THINK_OPEN = "<think>"
-THINK_CLOSE = "</think>"
 TRUNCATED_REASONS = frozenset({"length", "context_length"})  # finish reasons of a cut-off output
 
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
 _BOX_GAP = 400  # final boxes of a several-part answer: at most this far apart (characters)
 # Digit groups written with a thin space (10\,000): math-verify reads 10*0.
 _THIN_SPACE_GROUP = re.compile(r"(?<=\d)\\,(?=\d{3}(?!\d))")
-TEXT_WRAPPER = re.compile(
-    r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}"
-)
 _SPACING = re.compile(r"\\left|\\right|\\[!,;:> ]|\\quad|\\qquad|\$|\s+")
 _LEADING_ZEROS = re.compile(r"(?<![\d.])0+(?=\d)")
 
@@ -26,15 +23,11 @@ _LEADING_ZEROS = re.compile(r"(?<![\d.])0+(?=\d)")
 def response_text(
     gen: str, reasoning: str | None = None, starts_in_think: bool = False
 ) -> str | None:
-    """The text after the reasoning, or None when the output never left the reasoning.
-    Everything up to the last `</think>` is reasoning. A separate `reasoning` field means
-    `gen` already is the answer part. An opened `<think>` (in `gen`, or at the end of the
-    prompt: `starts_in_think`) that is never closed means there is no answer part."""
-    cut = gen.rfind(THINK_CLOSE)
-    if cut >= 0:
-        return gen[cut + len(THINK_CLOSE) :]
-    unclosed = not reasoning and (starts_in_think or THINK_OPEN in gen)
-    return None if unclosed else gen
+    """The text after the reasoning, or None when the output ends inside its reasoning (an
+    opened `<think>` never closed, in `gen` or at the end of the prompt: `starts_in_think`):
+    `thinking.split`, the rule the judge reads its replies by too."""
+    text, still_thinking = thinking.split(gen, reasoning, starts_in_think)
+    return None if still_thinking else text
 
 
 def _braced(text: str, open_pos: int) -> str | None:

@@ -13,9 +13,9 @@ from llmeval.errors import ServerError, display_url
 from llmeval.evaluate.metrics import Outcome, group_by_problem, summarize
 from llmeval.evaluate.runs import InputRun
 from llmeval.evaluate.samples import Sample
+from llmeval.evaluate.verdict_cache import VerdictCache
 from llmeval.judge.prompt import JUDGE_VERSION, judge_key
 from llmeval.records import JudgeScore, Verdict
-from llmeval.verify.cache import VerdictCache
 
 if TYPE_CHECKING:
     from llmeval.judge.ask import JudgeOptions, Question, Ruling

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from llmeval.evaluate.layouts import RowKeys
-from llmeval.verify.cache import cache_path_for
+from llmeval.evaluate.verdict_cache import cache_path_for
 from llmeval.verify.pool import DEFAULT_MEMORY_MB
 from llmeval.verify.verifier import Policy
 

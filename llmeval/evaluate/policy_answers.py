@@ -8,7 +8,6 @@ import re
 from functools import lru_cache
 
 from llmeval.evaluate.extract import (
-    TEXT_WRAPPER,
     canonical_answer,
     extract_anchored,
     extract_math,
@@ -17,6 +16,8 @@ from llmeval.evaluate.extract import (
 )
 from llmeval.verify.gold import normalize_gold
 from llmeval.verify.lists import gold_parts
+from llmeval.verify.shapes import OPTION, option_letter
+from llmeval.verify.typeset import TEXT, TEXT_WRAPPER
 
 Output = tuple[str, str | None, bool]  # (gen, reasoning, starts_in_think)
 _LETTER = re.compile(r"(?<![A-Za-z])([A-D])(?![A-Za-z])")  # loose letters: GPQA's four
@@ -26,21 +27,8 @@ _ANSWER_LETTERS = re.compile(
     r"(?i:answer)(?:\s*(?i:is))?[\s:：*]*"
     r"(\(?[A-D]\)?(?:\s*(?:,|and|or|/|&)\s*\(?[A-D]\)?)*)(?![A-Za-z])"
 )
-# An option's letter (A-J) opening a box or a final line: `(H) text`, `C) text`, `B.`, `**B**`
-_MARKER = re.compile(
-    r"[\s*_$]*+(?:\(([A-J])\)|([A-J])(?:[).:]|\*\*)(?=\s|$|\*)|([A-J])[\s*_$.]*+$)"
-)
-_OTHER_MARKER = re.compile(r"\([A-J]\)")
 _OPTION_LINE = re.compile(r"^[ \t]*+\(?([A-J])[).:][ \t]*+(\S[^\n]*+)$", re.M)
-_GOLD_LETTER = re.compile(r"[\s$({]*+(?:\\text(?:bf)?\s*+\{\s*+)?\(?([A-J])\)?[\s$)}]*+")
-
-
-def _marked(text: str) -> str | None:
-    """The letter opening `text` as an option marker, unless another marker follows."""
-    match = _MARKER.match(text)
-    if match is None or _OTHER_MARKER.search(text, match.end()):
-        return None
-    return match.group(1) or match.group(2) or match.group(3)
+_GOLD_LETTER = re.compile(rf"[\s$({{]*+(?:{TEXT}\s*+\{{\s*+)?\(?([A-J])\)?[\s$)}}]*+")
 
 
 def extract_choice(
@@ -60,7 +48,7 @@ def extract_choice(
             return None
         content = found[-1]
     content = TEXT_WRAPPER.sub(r"\1", content)
-    marked = _marked(content)
+    marked = option_letter(content)
     if marked is not None:
         return marked
     letters = dict.fromkeys(_LETTER.findall(content))  # distinct, in order of appearance
@@ -76,7 +64,7 @@ def lenient_letter(
     if not text or not text.strip():
         return None
     last_line = text.rstrip().rsplit("\n", 1)[-1][-2000:]
-    return _marked(TEXT_WRAPPER.sub(r"\1", last_line))
+    return option_letter(TEXT_WRAPPER.sub(r"\1", last_line))
 
 
 def options(problem: str | None) -> dict[str, str]:
@@ -122,6 +110,6 @@ def read_answers(
             None if pred is not None or truncated else extract_anchored(*output, problem or "")
         )
     answer = lenient if lenient is not None else pred
-    if gold_letter and answer is not None and not _MARKER.fullmatch(answer):
+    if gold_letter and answer is not None and not OPTION.fullmatch(answer):
         lenient = _option_letter(answer, options(problem)) or lenient
     return pred, lenient

@@ -21,8 +21,8 @@ from llmeval.evaluate.options import EvalOptions
 from llmeval.evaluate.reference import apply_reference
 from llmeval.evaluate.runs import InputRun, group_runs, read_run
 from llmeval.evaluate.scoring import accuracy, task_score
+from llmeval.evaluate.verdict_cache import VerdictCache
 from llmeval.records import CacheStats, ScoreReport, TaskScore, Verdict
-from llmeval.verify.cache import VerdictCache
 from llmeval.verify.pool import VerifyPool, prestart
 from llmeval.verify.queue import VerifyResult, VerifyTask
 from llmeval.verify.verifier import (

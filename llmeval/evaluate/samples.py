@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from llmeval import thinking
 from llmeval.errors import InputError
 from llmeval.evaluate.copies import Copies, count_repeats, fingerprint
 from llmeval.evaluate.discover import META_FIELDS
-from llmeval.evaluate.extract import THINK_CLOSE, THINK_OPEN, TRUNCATED_REASONS, stops_mid_sentence
+from llmeval.evaluate.extract import TRUNCATED_REASONS, stops_mid_sentence
 from llmeval.evaluate.layouts import (
     MISSING,
     RowKeys,
@@ -166,7 +167,7 @@ class RowReader:
         position: int,
     ) -> Sample:
         prompt = row.get("prompt")
-        starts_in_think = isinstance(prompt, str) and prompt.rstrip().endswith(THINK_OPEN)
+        starts_in_think = isinstance(prompt, str) and thinking.opens_reasoning(prompt)
         reasoning = reasoning_of(row)
         output = (gen, reasoning, starts_in_think)
         finish = row.get("finish_reason")
@@ -188,8 +189,8 @@ class RowReader:
         sample = Sample(pid, idx, gold, pred, truncated, tokens, meta, anchored, texts)
         sample.reasoning_tokens, sample.prompt_tokens = thought, prompt_tokens
         sample.unfinished = unfinished
-        if finish is None and reasoning is None and THINK_OPEN not in gen:
-            self.closes.append((THINK_CLOSE in gen, sample))
+        if finish is None and reasoning is None and thinking.OPEN.search(gen) is None:
+            self.closes.append((thinking.CLOSE.search(gen) is not None, sample))
         return sample
 
     def problem_id(self, row: dict[str, Any], lineno: int) -> str:

@@ -9,8 +9,8 @@ parsed: an extracted answer that says "Judgement: Yes" changes nothing.
 from __future__ import annotations
 
 import re
-from collections import deque
 
+from llmeval import thinking
 from llmeval.records import cache_key
 
 JUDGE_VERSION = "judge-v3"  # v3: the reply reader (spellings, quotes, reasoning tags)
@@ -48,8 +48,6 @@ _VERDICT = re.compile(
     r"^[ \t*#_-]*+(?:final[ \t]++)?judge?ment[ \t*_]*+:[ \t*_]*+(yes|no)\b",
     re.IGNORECASE | re.MULTILINE,
 )
-_THINK_OPEN = re.compile(r"<think(?:ing)?[ \t]*+>", re.IGNORECASE)
-_THINK_CLOSE = re.compile(r"</think(?:ing)?[ \t]*+>", re.IGNORECASE)
 MAX_FIELD_CHARS = 4000  # a problem or answer longer than this is cut (the middle elided)
 
 
@@ -76,16 +74,10 @@ def messages(problem: str, gold: str, answer: str) -> list[dict[str, str]]:
 
 def judgement(reply: str) -> str | None:
     """ "yes" or "no" from the LAST unquoted `Judgement: Yes/No` line (`Judgment`, `Final
-    Judgement` too) of the reply's final text: what follows its last `</think>` or
-    `</thinking>` (any case), up to a reasoning block it opens and never closes; None without
-    one. A reply that did not finish is not read at all (`ask`)."""
-    last = deque(_THINK_CLOSE.finditer(reply), maxlen=1)
-    if last:
-        reply = reply[last[0].end() :]
-    unclosed = _THINK_OPEN.search(reply)
-    if unclosed is not None:
-        reply = reply[: unclosed.start()]
-    found = _VERDICT.findall(reply)
+    Judgement` too) of the reply's final text (`thinking.split`, as eval reads a sample: what
+    follows its last `</think>` or `</thinking>`, any case, up to a reasoning block it opens
+    and never closes); None without one. A reply that did not finish is not read (`ask`)."""
+    found = _VERDICT.findall(thinking.split(reply)[0])
     return found[-1].lower() if found else None
 
 

@@ -1,1 +1,1 @@
-"""Verification: the only home of math-verify and sympy; policy, worker pool, verdict cache."""
+"""Verification: the only home of math-verify and sympy; the policies and the worker pool."""

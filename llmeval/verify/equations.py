@@ -11,7 +11,7 @@ from typing import Any
 from sympy import Derivative, Eq, Float, I, Pow, Rational, Symbol
 from sympy.core.function import AppliedUndef
 
-from llmeval.verify.matching import first_expr
+from llmeval.verify.numbers import first_expr
 
 
 def _frozen(expr: Any) -> Any:

@@ -1,72 +1,20 @@
 """Gold answers (TRUSTED text from the benchmark files) -> the LaTeX handed to math_verify.parse.
 
 `normalize_gold(gold)` returns the gold inside one `$...$` math span (a bare string falls to
-math-verify's plain-expression parser: `4x+5` -> 4), or None for an empty gold. `RULES` is
-the documented table of rewrites, in the order they run; each example is checked by
-`tests/test_verdict_semantics.py`.
+math-verify's plain-expression parser: `4x+5` -> 4), or None for an empty gold. The README's
+tables "Gold forms" and "Spellings normalised on both sides" hold an example of each rewrite,
+in the order they run; `tests/test_verdict_semantics.py` checks every row.
 """
 
 from __future__ import annotations
 
 import re
 
-# (rule name, example in, example out): what normalize_gold does, in order.
-RULES: list[tuple[str, str, str]] = [
-    ("empty gold", "   ", "None"),
-    (
-        "a gold that boxes its answer: what its boxes hold",
-        "so $n = \\boxed{1} or \\boxed{-2}$",
-        "$1, -2$",
-    ),
-    ("line breaks and outer spaces", "I(0) e^{-t}\n", "$I(0) e^{-t}$"),
-    (
-        "trailing sentence period after a math span",
-        "(-\\infty, 0) \\cup\\{1\\}$.",
-        "$(-\\infty, 0) \\cup\\{1\\}$",
-    ),
-    (
-        "prose condition after the answer",
-        "f(x)=a x+b$, where $b$ is an arbitrary integer",
-        "$f(x)=a x+b$",
-    ),
-    ("escaped dollar (currency) dropped", "\\$18.90", "$18.90$"),
-    ("list of math spans joined by $,$ / $, $", "69$,$84", "$69, 84$"),
-    (
-        "math spans joined by a space: one expression",
-        "x_{0} \\cos (\\omega t)+$ $\\dot{x}_{0}",
-        "$x_{0} \\cos (\\omega t)+ \\dot{x}_{0}$",
-    ),
-    ("stray dollar inside a list", "221,$8", "$221, 8$"),
-    ("leading \\quad dropped", "\\quad(2+\\sqrt{2}, 1+\\sqrt{2})", "$(2+\\sqrt{2}, 1+\\sqrt{2})$"),
-    ("e-notation", "2.7778e-6", "$2.7778 \\times 10^{-6}$"),
-    ("percent sign", "17.5%", "$17.5\\%$"),
-    ("then SHARED_RULES (both sides)", "-1./3", "$-1/3$"),
-    ("unit text after a number", "864 \\mbox{ inches}^2", "$864$"),
-    ("unit words after a number", "$125$ miles", "$125$"),
-    ("unit words after digit groups", "15,000 kcal m^{-2} yr^{-1}", "$15,000$"),
-    (
-        "matrix rows that lost a backslash",
-        "\\begin{pmatrix}-6\\6\\end{pmatrix}",
-        "$\\begin{pmatrix}-6\\\\6\\end{pmatrix}$",
-    ),
-    ("variable before a half-open interval", "t(0,4]", "$t \\in (0,4]$"),
-    (
-        "trailing letters braced: math-verify strips `t`, `c`, `m`, `ab` as units",
-        "\\frac{1}{m} t",
-        "$\\frac{1}{m} {t}$",
-    ),
-]
+from llmeval.verify.typeset import TEXT
 
 PROSE = re.compile(r"(?<!\\)\$\s*+,?\s*+(?:where|for|with)\b.*$", re.S)
-# `$,$`, `$, $`, `$ ,$`: a separator between math spans (not `\$`, the currency sign)
-LIST_SEP = re.compile(r"(?<!\\)\$[ \t]*+,[ \t]*+(?<!\\)\$")
-_SPACE_SEP = re.compile(r"(?<!\\)\$[ \t]+(?<!\\)\$")
 DOLLAR = re.compile(r"(?<!\\)\$")
 _E_NOTATION = re.compile(r"(?<![\w.\\])(\d++\.\d*+|\.\d++|\d++)[eE]([+-]?\d{1,4})(?![\w.^{])")
-PERCENT = re.compile(r"(?<!\\)%")
-_UNIT_TEXT = re.compile(
-    r"(?<=[\d}])\s*\\(?:text|mbox|mathrm|textrm)\s*\{\s*[A-Za-z][A-Za-z ]*\}(?:\s*\^\s*\{?\d\}?)?\s*$"
-)
 # Bare unit words ending the text after a number or a group: `125 miles`, `10weeks`, `10 cm^2`
 _UNIT_WORDS = re.compile(
     r"(?<=[\d}])\s*+((?:[A-Za-z]++(?:\s*+\^\s*+(?:\{\s*+-?\d{1,2}\s*+\}|-?\d))?+\s*+)++)$"
@@ -85,17 +33,14 @@ _DIGIT_GROUP = re.compile(r"(?<=\d),\\!\s*+(?=\d{3}(?!\d))")
 _FLOAT_DIV = re.compile(r"(?<![\w.])(\d++)\.(?=\s*+/)")
 _NUMPY = re.compile(r"\bnp\.(arcsin|arccos|arctan|sin|cos|tan|exp|log|sqrt|pi)\b")
 _E_SUBSCRIPT = re.compile(r"(?<![\\\w])(?<!\\mathcal\{)([Ee])(?=\s*+_)")
-_SUB_TEXT = re.compile(
-    r"_\s*+\{\s*+\\(?:text|mathrm|textrm|rm|mathit)\s*+\{\s*+([A-Za-z0-9]{1,20})\s*+\}\s*+\}"
-)
+_SUB_TEXT = re.compile(rf"_\s*+\{{\s*+{TEXT}\s*+\{{\s*+([A-Za-z0-9]{{1,20}})\s*+\}}\s*+\}}")
 _SUB_COMMAND = re.compile(r"_\s*+(?:\{\s*+\\([A-Za-z]{1,20})\s*+\}|\\([A-Za-z]{1,20})(?![A-Za-z]))")
 # math-verify drops primes (`f'(x)` reads as f(x), `y'` as y): a prime is part of the name
 _PRIME = re.compile(r"(?<![\\A-Za-z])([A-Za-z])('{1,3})(?![_'])")
 _APPROX = re.compile(r"^\s*+\\(?:approx|sim|simeq)(?![A-Za-z])\s*+")
-_DIGIT_I = re.compile(r"(?<=\d)i(?![A-Za-z])")
 # `19, 46, and 82`, `7, -2 \text{ and } -5`: "and" before a list's last item is a comma
 _AND = re.compile(
-    r"(?:[ \t]?,)?[ \t]?(?:\\text\s*+\{\s*+and\s*+\}|(?<![\\A-Za-z])and(?![A-Za-z]))[ \t]*+"
+    rf"(?:[ \t]?,)?[ \t]?(?:{TEXT}\s*+\{{\s*+and\s*+\}}|(?<![\\A-Za-z])and(?![A-Za-z]))[ \t]*+"
 )
 _TRIG = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
 _DEGREES = re.compile(
@@ -103,55 +48,19 @@ _DEGREES = re.compile(
 )
 # `\gamma-1` would be the gamma function of -1 (zoo): a lone \gamma is a symbol
 _GAMMA = re.compile(r"\\gamma(?![A-Za-z])(?!\s*+(?:\(|\\left))")
-_EULER = re.compile(r"\\(?:text|mathrm|textrm|rm|mathit)\s*+\{\s*+e\s*+\}")
+# `5i`: math-verify reads its symbols as complex only where an `i` stands alone
+_DIGIT_I = re.compile(r"(?<=\d)i(?![A-Za-z])")
+_EULER = re.compile(rf"{TEXT}\s*+\{{\s*+e\s*+\}}")
 # `1 000`, `1\,000`, `1~000`: digit groups of three after a space-like separator
 _SPACE_GROUP = re.compile(r"(?<![\d.,])(\d{1,3})((?:(?: |\\[,; ]|~|\u2009|\u202f)\d{3}(?!\d))++)")
 _MIXED = re.compile(r"(?<![\d.}^_])(\d{1,9})[ \t]++(\d{1,9})[ \t]*+/[ \t]*+(\d{1,9})(?![\d.])")
 # `, \quad \text{for } \omega^2 \neq 4`: a condition after the answer
-_CONDITION = re.compile(
-    r"\\(?:text|mbox|textrm|mathrm)\s*+\{\s*+(?:for|if|when|where|provided|unless)\b"
-)
+_CONDITION = re.compile(rf"{TEXT}\s*+\{{\s*+(?:for|if|when|where|provided|unless)\b")
 _SEPARATORS = (",", " ", "~", "\\quad", "\\qquad", "\\,", "\\;", "\\:", "\\ ")
-
-SHARED_RULES: list[tuple[str, str, str]] = [
-    ("digit groups joined by ,\\!", "11,\\! 111,\\! 100", "11,111,100"),
-    ("\\! (negative thin space) dropped", "10,\\!080", "10,080"),
-    ("a./b (a float divided)", "-1./3", "-1/3"),
-    ("numpy function name", "np.arcsin(10/13)", "\\arcsin(10/13)"),
-    (
-        "E or e with a subscript is a name, not Euler's number",
-        "E_{1},E_{2}",
-        "\\mathcal{E}_{1},\\mathcal{E}_{2}",
-    ),
-    (
-        "text or command in a subscript",
-        "\\lambda_{\\text{red}}, m_{\\max }, L_\\odot",
-        "\\lambda_{red}, m_{max}, L_{odot}",
-    ),
-    ("a prime is part of the name (math-verify drops it)", "f'(x) = 2x", "f_{prime}(x) = 2x"),
-    ("approximately: the value", "\\approx 3.2", "3.2"),
-    ('a list\'s last item after "and"', "19, 46, \\text{ and } 82", "19, 46, 82"),
-    ("\\degree is ^{\\circ}", "49\\degree", "49^{\\circ}"),
-    ("degrees inside a trig function are angles", "\\sin 30^\\circ", "\\sin \\frac{30\\pi}{180}"),
-    ("digit then i: a standalone i (math-verify's complex test)", "6-5i", "6-5 i"),
-    ("Euler's e in \\text{} or \\mathrm{}", "\\mathrm{e}^{-t/\\tau}", "e^{-t/\\tau}"),
-    ("digit groups split by a space or thin space", "1 000 000", "1000000"),
-    ("mixed number", "-1 1/2", "-\\frac{3}{2}"),
-    (
-        "\\gamma is a symbol, not the gamma function of what follows",
-        "\\gamma^{2}-1",
-        "{\\gamma}^{2}-1",
-    ),
-    (
-        "a condition after the answer dropped",
-        "A = \\frac{1}{4-\\omega^2}, \\quad \\text{for } \\omega^2 \\neq 4",
-        "A = \\frac{1}{4-\\omega^2}",
-    ),
-]
 
 
 def shared_spelling(text: str) -> str:
-    """Spelling fixes applied identically to golds and answers (see SHARED_RULES)."""
+    """Spelling fixes applied identically to golds and answers (the README's table)."""
     if "\\!" in text:
         text = _DIGIT_GROUP.sub(",", text)
         text = text.replace("\\!", "")
@@ -235,27 +144,20 @@ def _boxed(text: str) -> str:
 
 def normalize_gold(gold: str) -> str | None:
     """The gold as the LaTeX math span handed to math_verify.parse; None when empty."""
-    text = _boxed(gold).replace("\n", " ").strip()
+    text = _boxed(gold).strip()
     if not text:
         return None
     if text.endswith("$."):
         text = text[:-2].rstrip()
     text = PROSE.sub("", text)
-    text = text.replace("\\$", "")
-    text = LIST_SEP.sub(", ", text)
-    text = _SPACE_SEP.sub(" ", text)
     text = DOLLAR.sub(" ", text)
-    text = re.sub(r"^\s*\\q?quad\s*", "", text)
     text = e_notation(text)
-    text = PERCENT.sub(r"\\%", text)
     text = shared_spelling(text)
-    text = _UNIT_TEXT.sub("", text).strip()
     text = strip_unit_words(text)
     if "matrix}" in text:
         text = _LOST_ROW.sub(r"\\\\", text)
     text = half_open(text)
     text = brace_trailing_letters(text.strip())
-    text = re.sub(r"\s+", " ", text).strip()
     return "$" + text + "$" if text else None
 
 

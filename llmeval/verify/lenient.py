@@ -9,7 +9,7 @@ from typing import Any
 
 import mpmath
 
-from llmeval.verify.matching import numeric_value
+from llmeval.verify.numbers import numeric_value
 
 LENIENT_REL_TOL = 1e-4
 MIN_SIGNIFICANT = 3  # `0.9` is not an approximation of 10/11 worth accepting; `0.909` is
@@ -25,8 +25,7 @@ def _gold_mpf(gold_value: Any) -> Any:
     exact = num.exact
     if exact is not None and exact[1] == 0 and exact[0].denominator == 1:
         return None
-    with mpmath.workdps(40):
-        value = num.mp()
+    value = num.approx
     return value.real if value.imag == 0 and mpmath.isfinite(value.real) else None
 
 

@@ -1,105 +1,71 @@
-"""The values of numbers parsed by math-verify, for comparing them by relative tolerance
-(`matching.py` compares; this module reads values).
+"""Numbers, and tuples, sets, intervals and matrices of them, compared by value (the verifier's
+path 5) from math-verify's parse results; math-verify compares at an absolute precision.
 
-math-verify compares numbers at an ABSOLUTE precision (6 decimals; `evalf(chop=True)` at 15
-digits), so any two values below ~1e-16 are "equal" and 0.0000123 = 0.0000119. This module
-decides numeric pairs itself, from math-verify's parse results (sympy objects; never strings):
-
-- Exact values first. Integers, fractions, terminating decimals (a `Float` leaf is a decimal
-  literal of the text: its own digits are read back exactly, `0.1` -> 1/10), sums, products,
-  integer powers, exact roots (`\\sqrt{4}`), factorials of small integers and `i` give an
-  exact complex rational. Two exact values are equal only when identical...
-- ...except a decimal literal against a NON-terminating rational (`0.3333333` vs 1/3,
-  `4.6667` vs 14/3): no decimal can equal such a value, so a decimal there is read as an
-  approximation and compared at the relative tolerance. A decimal against a terminating
-  value (`0.5` vs 1/2, `0.33` vs 33/100, `3.8e35` vs 3.83e35) is compared exactly: the
-  decimal could have been exact, so a different one is a different answer.
-- Everything else numeric (`\\sqrt{2}`, `\\pi`, logs, big powers) is evaluated with
-  `evalf(30, strict=True)` and compared at a RELATIVE tolerance: |a-b| <= rel_tol*max(|a|,|b|).
-  Zero equals only zero. Magnitude never matters (1e-30 and 1e35 behave like 1).
-- Percent (`x\\%` parses to x*UnevaluatedExpr(1/100)): see `_percent_candidates`.
-
-`matching.compare` returns True/False when both sides are numeric (a number; a tuple, set, interval
-or matrix of numbers), None otherwise (the caller then asks `math_verify.verify`). The work
-is bounded: expression trees over `MAX_NODES` nodes, big exponents, evalf precision loss and
-any exception give None; nothing calls simplify.
+Exact values (integers, fractions, decimals read as their digits, and sums, products, powers,
+roots, factorials and `i` of them) are equal only when identical, but a decimal against a
+rational no decimal writes (`4.6667` against 14/3) is an approximation; other numbers
+(`\\sqrt{2}`, `\\pi`) compare at a relative REL_TOL; zero equals only zero. Percents: see
+`_readings`. Never equal: a division by zero (zoo, nan, `1/0`), an expression of variables
+that takes two values against a number (`p - q` against 7). The work is bounded (MAX_NODES,
+MAX_EXACT_BITS, MAX_ITEMS); nothing calls simplify.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 import mpmath
 import sympy
-from sympy import Add, Float, Integer, Mul, Pow, Rational, UnevaluatedExpr
+from sympy import Add, Basic, Float, Integer, Interval, Mul, Pow, Rational, Tuple, UnevaluatedExpr
+from sympy.core.relational import Relational
+from sympy.matrices import MatrixBase
+from sympy.sets.sets import FiniteSet
 
-STRICT_REL_TOL = 1e-6
-EVALF_DIGITS = 30
-EVALF_MAXN = 120  # evalf's working-precision cap (digits)
-MAX_NODES = 2000  # larger expression trees are not judged here
-MAX_EXACT_BITS = 20_000  # exact integers/powers beyond this fall back to evalf
-MAX_FACTORIAL = 2000
-MAX_SET = 64  # sets/tuples larger than this: not judged here
+from llmeval.verify.lists import perfect_matching
 
-_PCT = UnevaluatedExpr(Rational(1, 100))
+REL_TOL = 1e-6
+DIGITS = 30  # evalf's significant digits; values are compared with 10 more
+MAX_NODES = 2000  # larger expression trees are no numbers here
+MAX_EXACT_BITS = 20_000  # larger exact values (10^{10^9}, 3000!) are evaluated approximately
+MAX_ITEMS = 64  # larger tuples, sets and matrices: math-verify decides
+_PERCENT = UnevaluatedExpr(Rational(1, 100))  # latex2sympy reads `x\%` as x*_PERCENT
+_POINTS = ((0.6180339887, 0.1732050807), (1.4142135623, 0.2718281828))
 
 
 class _Undecided(Exception):
-    """This pair is not one this module decides."""
+    """Not a pair this module decides."""
 
 
-# ---------------------------------------------------------------------------------------
-# values
+class Value(NamedTuple):
+    """A number: `exact` when known, `approx` (an mpc); `decimal`: a decimal took part."""
 
-CQ = tuple[Fraction, Fraction]  # an exact complex rational (re, im)
+    exact: tuple[Fraction, Fraction] | None  # (re, im)
+    decimal: bool
+    approx: Any
 
-
-class Num:
-    """A numeric value: exact (complex rational) when known, with a flag telling whether a
-    decimal literal took part, and an mpmath approximation (mpc) otherwise."""
-
-    __slots__ = ("approx", "decimal", "exact")
-
-    def __init__(self, exact: CQ | None, decimal: bool, approx: Any = None):
-        self.exact = exact
-        self.decimal = decimal
-        self.approx = approx
-
-    def scaled(self, factor: Fraction) -> Num:
-        if self.exact is not None:
-            re, im = self.exact
-            return Num((re * factor, im * factor), self.decimal)
-        return Num(None, self.decimal, self.approx * _mp(factor))
-
-    def mp(self) -> Any:
-        if self.approx is not None:
-            return self.approx
-        re, im = self.exact  # type: ignore[misc]
-        return mpmath.mpc(_mp(re), _mp(im))
+    def hundredth(self) -> Value:
+        exact = None if self.exact is None else (self.exact[0] / 100, self.exact[1] / 100)
+        with mpmath.workdps(DIGITS + 10):
+            return Value(exact, self.decimal, self.approx / 100)
 
 
-def _mp(q: Fraction) -> Any:
-    with mpmath.workdps(EVALF_DIGITS + 10):
-        return mpmath.mpf(q.numerator) / q.denominator
-
-
-def _decimal_fraction(value: Float) -> Fraction:
-    """A Float leaf read back as the decimal literal it came from (its own digits)."""
+def _decimal(leaf: Float) -> Fraction:
+    """A Float leaf as the decimal literal it came from (its own digits: `0.1` is 1/10)."""
     try:
-        return Fraction(Decimal(str(value)))
+        return Fraction(Decimal(str(leaf)))
     except (InvalidOperation, ValueError, OverflowError) as exc:
         raise _Undecided from exc
 
 
 def _bits(expr: Any) -> int:
-    """A bound on the bits of the exact value of `expr` when it is built only of numbers, `i`,
-    sums, products, powers and factorials; raises _Undecided for anything else."""
+    """A bound on the bits of the values met computing `expr` exactly; raises _Undecided
+    unless it is built of numbers, `i`, sums, products, powers and factorials."""
+    if isinstance(expr, Float):
+        return _bits(Rational(_decimal(expr)))
     if isinstance(expr, Rational):
         return max(int(expr.p).bit_length(), int(expr.q).bit_length(), 1)
-    if isinstance(expr, Float):
-        return _bits(Rational(_decimal_fraction(expr)))
     if expr is sympy.I:
         return 1
     if isinstance(expr, UnevaluatedExpr):
@@ -109,52 +75,226 @@ def _bits(expr: Any) -> int:
     if isinstance(expr, Mul):
         return sum(_bits(arg) for arg in expr.args)
     if isinstance(expr, Pow):
-        (exponent, imag), _ = _exact(expr.args[1])
+        exponent, imag = _exact(expr.args[1])
         if imag != 0 or exponent.denominator > 64:
             raise _Undecided
         return _bits(expr.args[0]) * max(abs(exponent.numerator), 1)
     if isinstance(expr, sympy.factorial) and isinstance(expr.args[0], Integer):
-        if not 0 <= expr.args[0] <= MAX_FACTORIAL:
-            raise _Undecided
         return int(expr.args[0]) * max(int(expr.args[0]).bit_length(), 1)
     raise _Undecided
 
 
-def _exact(expr: Any) -> tuple[CQ, bool]:
-    """(exact complex rational, whether a decimal literal took part); raises _Undecided.
-
-    Decimal literals count as the exact values of their digits; sympy's exact arithmetic does
-    the rest, once `_bits` has bounded the size of every intermediate value."""
+def _exact(expr: Any) -> tuple[Fraction, Fraction]:
+    """The exact value of `expr`, decimals read as their digits; raises _Undecided."""
     if _bits(expr) > MAX_EXACT_BITS:
         raise _Undecided
-    floats = expr.atoms(Float)
-    if floats:
-        expr = expr.xreplace({f: Rational(_decimal_fraction(f)) for f in floats})
-    value = expr.doit()
+    value = expr.xreplace({f: Rational(_decimal(f)) for f in expr.atoms(Float)}).doit()
     real, imag = value.as_real_imag() if value.has(sympy.I) else (value, sympy.S.Zero)
     if not (isinstance(real, Rational) and isinstance(imag, Rational)):
         raise _Undecided
-    return (Fraction(int(real.p), int(real.q)), Fraction(int(imag.p), int(imag.q))), bool(floats)
+    return Fraction(int(real.p), int(real.q)), Fraction(int(imag.p), int(imag.q))
 
 
-def _approx(expr: Any) -> Any:
-    """An mpc approximation at EVALF_DIGITS significant digits; raises _Undecided (or what
-    evalf raises: PrecisionExhausted, ...)."""
-    if not expr.is_number:
-        raise _Undecided
-    re, im = expr.evalf(EVALF_DIGITS, strict=True, maxn=EVALF_MAXN).as_real_imag()
-    if not (getattr(re, "is_Number", False) and getattr(im, "is_Number", False)):
-        raise _Undecided
-    if not (re.is_finite and im.is_finite):
-        raise _Undecided
-    with mpmath.workdps(EVALF_DIGITS + 10):
-        return mpmath.mpc(mpmath.mpf(str(re)), mpmath.mpf(str(im)))
-
-
-def value_of(expr: Any) -> Num:
-    """The value of a numeric scalar expression; raises _Undecided (or what sympy raises:
-    every caller leaves such a pair undecided)."""
+def value_of(expr: Any) -> Value:
+    """The value of a number; raises _Undecided (or what evalf raises)."""
+    decimal = bool(expr.atoms(Float))
     try:
-        return Num(*_exact(expr))
+        exact = _exact(expr)
     except _Undecided:
-        return Num(None, bool(expr.atoms(Float)), _approx(expr))
+        re, im = expr.evalf(DIGITS, strict=True, maxn=4 * DIGITS).as_real_imag()
+        if not all(getattr(part, "is_Number", False) and part.is_finite for part in (re, im)):
+            raise
+        with mpmath.workdps(DIGITS + 10):
+            return Value(None, decimal, mpmath.mpc(mpmath.mpf(str(re)), mpmath.mpf(str(im))))
+    with mpmath.workdps(DIGITS + 10):
+        approx = mpmath.mpc(*(mpmath.mpf(q.numerator) / q.denominator for q in exact))
+    return Value(exact, decimal, approx)
+
+
+def _endless(value: Value) -> bool:
+    """Whether no decimal writes this exact value (a prime but 2 and 5 divides a denominator)."""
+    return any(pow(10, q.denominator.bit_length(), q.denominator) for q in value.exact or ())
+
+
+def _equal(gold: Value, answer: Value) -> bool:
+    """Exactly when both are exact, unless a decimal meets a value no decimal writes; else at
+    the relative tolerance."""
+    if gold.exact is not None and answer.exact is not None:
+        if gold.exact == answer.exact:
+            return True
+        if not ((answer.decimal and _endless(gold)) or (gold.decimal and _endless(answer))):
+            return False
+    with mpmath.workdps(DIGITS + 10):
+        a, b = gold.approx, answer.approx
+        return bool(abs(a - b) <= mpmath.mpf(REL_TOL) * max(abs(a), abs(b)))
+
+
+def _percent(expr: Any) -> tuple[Any, bool]:
+    """(x, True) for a percent `x\\%`, else (expr, False)."""
+    if isinstance(expr, Mul) and len(expr.args) == 2 and expr.args[1] == _PERCENT:
+        return expr.args[0], True
+    return expr, False
+
+
+def _readings(gold: Any, answer: Any) -> list[tuple[Value, Value]]:
+    """The value pairs a percent allows: against a gold `x%`, y = x or y = x/100; an answer
+    `y%` against x, y/100 = x or, if |x| >= 1, y = x (`0.2\\%` is not 0.2: off by 100x)."""
+    (gold, gold_percent), (answer, answer_percent) = _percent(gold), _percent(answer)
+    gold_value, answer_value = value_of(gold), value_of(answer)
+    if gold_percent == answer_percent:
+        return [(gold_value, answer_value)]
+    if gold_percent:
+        return [(gold_value, answer_value), (gold_value.hundredth(), answer_value)]
+    pairs = [(gold_value, answer_value.hundredth())]
+    with mpmath.workdps(DIGITS + 10):
+        if abs(gold_value.approx) >= 1:
+            pairs.append((gold_value, answer_value))
+    return pairs
+
+
+def _small(expr: Any) -> bool:
+    return all(count <= MAX_NODES for count, _ in enumerate(sympy.preorder_traversal(expr), 1))
+
+
+def _scalar(expr: Any) -> bool:
+    """Whether `expr` is one number (infinity included), small enough to read."""
+    if not isinstance(expr, sympy.Expr) or isinstance(expr, (Tuple, MatrixBase)):
+        return False
+    try:
+        return expr in (sympy.oo, -sympy.oo) or (
+            not expr.free_symbols and _small(expr) and bool(expr.is_number)
+        )
+    except Exception:
+        return False
+
+
+def _numeric(item: Any) -> bool:
+    """Whether `item` is a number, or a tuple, set or interval of numbers."""
+    if isinstance(item, Interval):
+        return _numeric(item.start) and _numeric(item.end)
+    if isinstance(item, (Tuple, FiniteSet)):
+        return all(_numeric(part) for part in item.args)
+    return _scalar(item)
+
+
+def _assignment(expr: Any) -> bool:
+    """`x = 5`, `f(x) = 5`: a name given a value."""
+    named = isinstance(expr, sympy.Eq) and isinstance(expr.lhs, (sympy.Symbol, sympy.Function))
+    return named and not isinstance(expr.rhs, Relational)
+
+
+def _cmp(gold: Any, answer: Any) -> bool:
+    """True/False for numbers and structures of numbers; raises _Undecided otherwise."""
+    if isinstance(gold, Relational) or isinstance(answer, Relational):
+        if _assignment(gold) and not isinstance(answer, Relational):
+            return _cmp(gold.rhs, answer)
+        if _assignment(answer) and not isinstance(gold, Relational):
+            return _cmp(gold, answer.rhs)
+        raise _Undecided
+    if isinstance(gold, MatrixBase) or isinstance(answer, MatrixBase):
+        both = isinstance(gold, MatrixBase) and isinstance(answer, MatrixBase)
+        if not both or gold.shape != answer.shape or len(gold) > MAX_ITEMS:
+            raise _Undecided  # math-verify decides odd shapes (vectors against rows)
+        return all(_cmp(g, a) for g, a in zip(gold, answer, strict=True))
+    if isinstance(gold, Interval) and isinstance(answer, Interval):
+        if (gold.left_open, gold.right_open) != (answer.left_open, answer.right_open):
+            return False
+        return _cmp(gold.start, answer.start) and _cmp(gold.end, answer.end)
+    # an open interval (a, b) against a tuple is the pair (a, b): math-verify matches them
+    if isinstance(gold, Interval) and isinstance(answer, Tuple) and gold.is_open:
+        gold = Tuple(gold.start, gold.end)
+    elif isinstance(answer, Interval) and isinstance(gold, Tuple) and answer.is_open:
+        answer = Tuple(answer.start, answer.end)
+    if isinstance(gold, (Tuple, FiniteSet)) or isinstance(answer, (Tuple, FiniteSet)):
+        return _collections(gold, answer)
+    if isinstance(gold, sympy.Set) or isinstance(answer, sympy.Set):
+        raise _Undecided
+    if not (_scalar(gold) and _scalar(answer)):
+        raise _Undecided
+    if gold in (sympy.oo, -sympy.oo) or answer in (sympy.oo, -sympy.oo):
+        return bool(gold == answer)
+    return any(_equal(g, a) for g, a in _readings(gold, answer))
+
+
+def _collections(gold: Any, answer: Any) -> bool:
+    """Tuples in order, sets (a number is a set of one) by a matching; an answer of another
+    size is wrong; a tuple against a set or a number: math-verify decides."""
+    golds = list(gold.args) if isinstance(gold, (Tuple, FiniteSet)) else [gold]
+    answers = list(answer.args) if isinstance(answer, (Tuple, FiniteSet)) else [answer]
+    if max(len(golds), len(answers)) > MAX_ITEMS:
+        raise _Undecided
+    if len(golds) != len(answers):
+        if not all(_numeric(item) for item in golds + answers):
+            raise _Undecided
+        return False
+    if isinstance(gold, Tuple) and isinstance(answer, Tuple):
+        return all(_cmp(g, a) for g, a in zip(golds, answers, strict=True))
+    if isinstance(gold, Tuple) or isinstance(answer, Tuple):
+        raise _Undecided
+    ok = [[_cmp(g, a) for a in answers] for g in golds]
+    return perfect_matching(len(golds), lambda i, j: ok[i][j])
+
+
+def first_expr(parsed: list[Any]) -> Any:
+    """The first sympy object of a math-verify parse result (strings are its fallbacks)."""
+    return next((item for item in parsed if isinstance(item, (Basic, MatrixBase))), None)
+
+
+def compare(gold_parsed: list[Any], answer_parsed: list[Any]) -> bool | None:
+    """True/False when gold and answer (math-verify parse results) are both numeric, else
+    None. Never raises."""
+    gold, answer = first_expr(gold_parsed), first_expr(answer_parsed)
+    if _divides_by_zero(gold) or _divides_by_zero(answer):
+        return False
+    if gold is None or answer is None:
+        return None
+    try:
+        if _varies_against(gold, answer) or _varies_against(answer, gold):
+            return False
+        return _cmp(gold, answer)
+    except Exception:  # _Undecided, RecursionError, anything sympy raises: math-verify decides
+        return None
+
+
+def _divides_by_zero(expr: Any) -> bool:
+    """Whether an expression is or holds a division by zero (zoo, nan, an unevaluated 1/0)."""
+    if expr is None:
+        return False
+    try:
+        if expr.has(sympy.zoo, sympy.nan):
+            return True
+        return any(p.base == 0 and p.exp.is_negative for p in expr.atoms(sympy.Pow))
+    except Exception:
+        return False
+
+
+def _varies_against(expr: Any, number: Any) -> bool:
+    """Whether `expr` has variables and takes clearly different values at two _POINTS (one
+    value per variable, in name order; positive: roots and logarithms stay real) while `number`
+    is a number: then they are never equal."""
+    if not isinstance(expr, sympy.Expr) or not expr.free_symbols:
+        return False
+    if not _scalar(number) or not _small(expr):
+        return False
+    symbols = sorted(expr.free_symbols, key=lambda s: s.name)
+    values = []
+    for base, step in _POINTS:
+        subs = {s: sympy.Float(base + i * step, DIGITS) for i, s in enumerate(symbols)}
+        value = expr.evalf(DIGITS, subs=subs)
+        if not (value.is_number and value.is_extended_real and value.is_finite):
+            return False
+        values.append(mpmath.mpf(str(value)))
+    with mpmath.workdps(DIGITS):
+        scale = max(abs(values[0]), abs(values[1]), mpmath.mpf(1))
+        return bool(abs(values[0] - values[1]) > mpmath.mpf("1e-3") * scale)
+
+
+def numeric_value(expr: Any) -> Value | None:
+    """The value of a finite number (a percent read as x/100), or None."""
+    try:
+        if not _scalar(expr) or expr in (sympy.oo, -sympy.oo):
+            return None
+        inner, percent = _percent(expr)
+        return value_of(inner).hundredth() if percent else value_of(inner)
+    except Exception:
+        return None

@@ -4,7 +4,8 @@ congruences.
 
 `shape_status(gold, answer, same)` gives the verdict when the gold has one of these shapes (the
 answer then must have it too), else None. Golds are trusted; answers are hostile: the text is
-read only when short, by linear-time rules. `RULES` is the documented table (each row checked).
+read only when short, by linear-time rules. The README's table of shapes holds an example of
+each rule (`tests/test_verdict_semantics.py` checks every row).
 """
 
 from __future__ import annotations
@@ -14,46 +15,20 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from llmeval.verify.typeset import TEXT_WRAPPER
+
 if TYPE_CHECKING:
     from llmeval.records import VerdictStatus
 
-# (rule name, gold, answer, verdict): checked by the verdict tests, listed in the README
-RULES: list[tuple[str, str, str, str]] = [
-    ("a time h:mm[:ss] [a.m./p.m.] is a time of day", "20:34", "08:34 P.M.", "correct"),
-    ("a time is never a ratio", "12:00", "1:00", "incorrect"),
-    ("a one-letter gold equals only that letter", "E", "\\mathrm{E}*2", "incorrect"),
-    (
-        "a one-letter gold: the letter in parentheses, bold or \\text{}, with its option text",
-        "\\text{(C)}",
-        "\\textbf{(C) Plane}",
-        "correct",
-    ),
-    (
-        "words compare as words, in \\text{} or not",
-        "SRMC=LRMC",
-        "\\text{SRMC} = \\text{LRMC}",
-        "correct",
-    ),
-    ("a list of words is a set of words", "I,III,IV", "\\text{IV, I, III}", "correct"),
-    ("a set-builder set compares as written", "\\{x \\mid x = 3k\\}", "3", "incorrect"),
-    ("an ordering equals its items listed in order", "b > a > c", "b, a, c", "correct"),
-    ("an ordering listed in another order", "b > a > c", "a, b, c", "incorrect"),
-    ("a congruence: the residue, and the modulus if given", "a \\equiv 3 \\pmod 5", "3", "correct"),
-    ("a congruence modulo another number", "3 \\pmod{5}", "x \\equiv 3 \\pmod{7}", "incorrect"),
-    ("an answer naming another unknown: its value", "m", "b = m", "correct"),
-    ("an answer naming the gold's own letter", "x", "x = 5", "incorrect"),
-]
-
 Same = Callable[[str, str], bool]  # whether an answer part equals a gold part (the verifier)
 _MAX_CHARS = 1000  # no time, letter, word list or ordering answer is longer
-_WRAPPER = re.compile(
-    r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|operatorname)\s*+\{([^{}]*+)\}"
-)
 _SPACING = re.compile(r"\\left\b|\\right\b|\\[,;:! ]|\\q?quad\b|[$~*]")
 _TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([ap])\.?\s*m\.?)?", re.I)
 _LETTER = re.compile(r"\(\s*([A-Za-z])\s*\)|([A-Za-z])")
-_OPTION = re.compile(r"\(\s*([A-Za-z])\s*\)(?:\s+.*)?|([A-Za-z])\)\s+.*")
-_OTHER_OPTION = re.compile(r"\([A-Z]\)|(?<![A-Za-z])[A-J](?![A-Za-z])")
+# An option's letter opening a text: `(H) its text`, `C) text`, `B.`, `B:`, `**B**`, a lone `B`.
+# A-J: MMLU-Pro's ten options (GPQA has four, MATH's multiple-choice problems five).
+OPTION = re.compile(r"[\s*_$]*+(?:\(([A-J])\)|([A-J])(?:[).:]|\*\*)(?=\s|$|\*)|([A-J])[\s*_$.]*+$)")
+_OTHER_OPTION = re.compile(r"\([A-J]\)|(?<![A-Za-z])(?:or|and)\s++[A-J](?![A-Za-z])")
 _WORDS = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*")
 _RELATION = re.compile(r"\\gt\b|\\lt\b|>|<")
 _DIRECTION = {">": ">", "\\gt": ">", "<": "<", "\\lt": "<"}
@@ -67,7 +42,7 @@ def _plain(text: str) -> str | None:
     their contents), spaces collapsed; None when too long to be a shaped answer."""
     if len(text) > _MAX_CHARS:
         return None
-    text = _SPACING.sub(" ", _WRAPPER.sub(r" \1 ", _WRAPPER.sub(r" \1 ", text)))
+    text = _SPACING.sub(" ", TEXT_WRAPPER.sub(r" \1 ", TEXT_WRAPPER.sub(r" \1 ", text)))
     return " ".join(text.split())
 
 
@@ -86,14 +61,21 @@ def _time(text: str) -> int | None:
     return (hour * 60 + minute) * 60 + second
 
 
-def _letter(text: str) -> str | None:
-    """The letter of `C`, `(C)`, `(C) option text`, `C) option text`; None otherwise (no
-    letter, or other option letters after it)."""
-    match = _LETTER.fullmatch(text) or _OPTION.fullmatch(text)
-    if match is None:
+def option_letter(text: str) -> str | None:
+    """The letter opening `text` as an option marker (`OPTION`), unless another option
+    follows (`(D)`, `or D`): the one reader of option letters, in boxes, final lines and
+    answers."""
+    match = OPTION.match(text)
+    if match is None or _OTHER_OPTION.search(text, match.end()):
         return None
-    rest = text[text.find(")") + 1 :] if ")" in text else ""
-    return None if _OTHER_OPTION.search(rest) else match.group(1) or match.group(2)
+    return match.group(1) or match.group(2) or match.group(3)
+
+
+def _letter(text: str) -> str | None:
+    """The letter of an answer to a one-letter gold: `x` or `(x)` (any letter: the gold may
+    be a variable), else an option's letter (`(C) its text`); None otherwise."""
+    match = _LETTER.fullmatch(text)
+    return match.group(1) or match.group(2) if match else option_letter(text)
 
 
 def _word_items(text: str, wrapped: bool) -> frozenset[tuple[str, ...]] | None:
@@ -145,7 +127,7 @@ def _ordering(gold: str, answer: str, same: Same) -> VerdictStatus | None:
 
 
 def shape_status(gold: str, answer: str, same: Same) -> VerdictStatus | None:
-    """The verdict when the gold has a shape of `RULES`, else None."""
+    """The verdict when the gold has one of the shapes above, else None."""
     gold_text = _plain(gold)
     if gold_text is None:
         return None
@@ -155,7 +137,7 @@ def shape_status(gold: str, answer: str, same: Same) -> VerdictStatus | None:
         answer_text = named[2]  # `b = m` for gold `m`: the name solved for, then its value
     if _chain(gold_text) is not None:
         return _ordering(gold_text, answer_text, same)
-    wrapped = _WRAPPER.search(gold) is not None
+    wrapped = TEXT_WRAPPER.search(gold) is not None
     readers: tuple[tuple[Callable[[str], object], Callable[[str], object]], ...] = (
         (_time, _time),
         (_one_letter, _letter),

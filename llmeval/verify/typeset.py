@@ -1,10 +1,15 @@
-"""An answer that is its gold as written: the same text once typesetting that never changes
-the math is dropped. Decided before any parser, so the verifier is reflexive by construction."""
+"""Typesetting: the commands whose braces hold text (one list, for every rule that reads or
+drops such a wrapper), and an answer that is its gold as written: the same text once
+typesetting that never changes the math is dropped. Decided before any parser, so the
+verifier is reflexive by construction."""
 
 from __future__ import annotations
 
 import re
 
+# Commands whose braces hold text, not math: `\text{ cm}`, `\mathrm{e}`, `\textbf{(C)}`
+TEXT = r"\\(?:textbf|textit|textrm|text|mathrm|mathbf|mathit|mbox|operatorname|rm)"
+TEXT_WRAPPER = re.compile(TEXT + r"\s*+\{([^{}]*+)\}")  # its content: `\text{(C)}` -> `(C)`
 # Typesetting that never changes the math: math delimiters, \left/\right, spacing, \displaystyle
 _TYPESETTING = re.compile(
     r"(?<!\\)(?:\$|\\[()\[\]])|\\(?:left|right|displaystyle|q?quad)(?![A-Za-z])|\\[,;:! ]"

@@ -10,7 +10,7 @@ text reaches nothing but `math_verify.parse`.
   anything else by `math_verify.verify` (equations made comparable by `equations.py`).
 - lenient: the same, and a plain decimal approximating a numeric gold passes (relative 1e-4,
   or the gold rounded to the answer's decimals); a finished unboxed output is read after a
-  final-answer anchor, else by its last number (`evaluate.answers.read_answers`).
+  final-answer anchor, else by its last number (`evaluate.policy_answers.read_answers`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from llmeval.tasks import AnswerKind
 Policy = Literal["strict", "lenient"]
 POLICIES: tuple[Policy, ...] = ("strict", "lenient")
 # Bump when anything below changes a verdict: every cached verdict of that policy then misses.
-POLICY_IDS = {"strict": "strict-last-box-v6", "lenient": "lenient-anchor-approx-v5"}
+POLICY_IDS = {"strict": "strict-last-box-v7", "lenient": "lenient-anchor-approx-v6"}
 GOLD_UNPARSED = "gold unparsed"
 # An answer longer than this many characters and this many times its gold is not compared:
 # sympy's cost grows with the size (a random 350-character sum took 5 s), no final answer is
@@ -205,7 +205,7 @@ def verify(
     from llmeval.verify.gold import normalize_gold
     from llmeval.verify.lenient import approx_equal
     from llmeval.verify.lists import list_status
-    from llmeval.verify.matching import first_expr
+    from llmeval.verify.numbers import first_expr
     from llmeval.verify.shapes import shape_status
     from llmeval.verify.typeset import same_text
 
@@ -236,13 +236,13 @@ def _same(gold: str, answer: str) -> bool:
 
 
 def _equal(gold_parsed: list[Any], answer_parsed: list[Any]) -> bool:
-    """Parsed gold and answer compared: numbers by `matching.compare`, the rest by
+    """Parsed gold and answer compared: numbers by `numbers.compare`, the rest by
     math-verify, equations made comparable first (`equations.py`)."""
     from llmeval.verify.equations import prepare
-    from llmeval.verify.matching import STRICT_REL_TOL, compare
+    from llmeval.verify.numbers import compare
 
     gold_parsed, answer_parsed = prepare(gold_parsed, answer_parsed)
-    matched = compare(gold_parsed, answer_parsed, STRICT_REL_TOL)
+    matched = compare(gold_parsed, answer_parsed)
     if matched is None:
         matched = _math_verify().verify(
             gold_parsed,

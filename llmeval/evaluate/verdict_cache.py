@@ -1,4 +1,5 @@
-"""The verdict cache: append-only JSONL of `Verdict`s keyed by (verifier id, kind, gold, answer).
+"""Eval's verdict cache: append-only JSONL of `Verdict`s, the rules' (keyed by verifier id,
+kind, gold and answer) and the LLM judge's (by prompt version, model and question).
 
 Each distinct pair is verified once; new verdicts are appended as they arrive, so an
 interrupted eval keeps its progress. A `timeout` is retried under a longer deadline. Verdicts
