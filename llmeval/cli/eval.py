@@ -4,7 +4,6 @@ the JSON result and the verdict export; its options and `evaluate` are `report`'
 from __future__ import annotations
 
 import argparse
-import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -122,18 +121,13 @@ def judge_from_args(args: argparse.Namespace) -> JudgeOptions | None:
 
     if not (args.judge_url and args.judge_model):
         raise UsageError("--judge-url and --judge-model go together")
-    if args.judge_workers < 1:
-        raise UsageError("--judge-workers must be at least 1")
-    if not 0 < args.judge_timeout < math.inf:
-        raise UsageError("--judge-timeout must be positive and finite")
-    if args.judge_max_tokens < 1:
-        raise UsageError("--judge-max-tokens must be at least 1")
-    api_key = args.judge_api_key or os.environ.get("LLMEVAL_JUDGE_API_KEY") or None
-    return JudgeOptions(
-        normalize_base_url(args.judge_url, "--judge-url"),
-        args.judge_model,
-        api_key,
-        args.judge_workers,
+    return from_flags(
+        JudgeOptions,
+        flag_prefix="judge_",
+        url=normalize_base_url(args.judge_url, "--judge-url"),
+        model=args.judge_model,
+        api_key=args.judge_api_key or os.environ.get("LLMEVAL_JUDGE_API_KEY") or None,
+        workers=args.judge_workers,
         timeout=args.judge_timeout,
         max_tokens=args.judge_max_tokens,
     )

@@ -20,15 +20,15 @@ _BOUNDS = {
 }
 
 
-def from_flags(model: type[M], /, **values: Any) -> M:
+def from_flags(model: type[M], /, flag_prefix: str = "", **values: Any) -> M:
     """`model(**values)`, or a `UsageError` naming the flag of the first value it refuses (a
-    field's flag is its name with dashes: `n_samples` is `--n-samples`)."""
+    field's flag is `flag_prefix` and its name with dashes: `n_samples` is `--n-samples`)."""
     try:
         return model(**values)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         name = str(error["loc"][0])
-        flag = "--" + name.replace("_", "-")
+        flag = "--" + (flag_prefix + name).replace("_", "-")
         field = model.model_fields.get(name)
         bounds = _bounds(field.metadata, field.json_schema_extra) if field else ""
         if bounds and error["type"] in ("greater_than", "greater_than_equal", "less_than",
@@ -47,4 +47,6 @@ def _bounds(metadata: list[Any], extra: Any) -> str:
         if kind in _BOUNDS:
             limit = getattr(bound, kind)
             said.append("positive" if kind == "gt" and limit == 0 else _BOUNDS[kind].format(limit))
+        elif kind == "allowinfnan" and not bound.allow_inf_nan:
+            said.append("finite")
     return " and ".join(said) + (unit if said else "")

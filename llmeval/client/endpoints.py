@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,10 +31,6 @@ class ClientConfig(BaseModel):
     retry_max_delay: float = Field(60.0, ge=0)  # the backoff's cap
     max_workers: int = Field(64, ge=1)  # requests in flight
     max_reply_bytes: int = Field(1 << 24, ge=1)  # a longer reply is cut (max_tokens ignored)
-
-    def __init__(self, base_urls: list[str], api_key: str | None = None, **fields: Any) -> None:
-        # (the servers and key by position too: the judge's call)
-        super().__init__(base_urls=base_urls, api_key=api_key, **fields)
 
 
 def normalize_base_url(url: str, flag: str = "--base-url") -> str:

@@ -7,23 +7,28 @@ import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from llmeval.client.chat_client import ChatClient, ClientConfig
 from llmeval.client.protocol import ChatFailure, FatalServerError, build_body
 from llmeval.judge.prompt import judgement, messages
 from llmeval.sampling import Sampling
 
 
-@dataclass(frozen=True)
-class JudgeOptions:
-    """Which judge to ask and how (the key is never written anywhere)."""
+class JudgeOptions(BaseModel):
+    """Which judge to ask and how (the key is never written anywhere); its bounds are the
+    `--judge-*` flags' checks."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     url: str
     model: str
     api_key: str | None = None
-    workers: int = 8
-    timeout: float = 300.0  # the most one question may take, retries included
-    max_tokens: int = 2048
-    max_retries: int = 3
+    workers: int = Field(8, ge=1)  # questions in flight
+    # the most one question may take, retries included
+    timeout: float = Field(300.0, gt=0, allow_inf_nan=False)
+    max_tokens: int = Field(2048, ge=1)
+    max_retries: int = Field(3, ge=0)
 
 
 @dataclass(frozen=True)
@@ -55,8 +60,8 @@ def ask_all(
     cannot be used at all (unreachable, refused, unknown model) fails the rest at once; a
     question without a finished reply within `options.timeout` fails alone."""
     config = ClientConfig(
-        [options.url],
-        options.api_key,
+        base_urls=[options.url],
+        api_key=options.api_key,
         timeout=options.timeout,
         max_retries=options.max_retries,
         max_workers=options.workers,
