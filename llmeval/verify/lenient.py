@@ -9,24 +9,11 @@ from typing import Any
 
 import mpmath
 
-from llmeval.verify.numbers import numeric_value
+from llmeval.verify.numbers import real_value
 
 LENIENT_REL_TOL = 1e-4
 MIN_SIGNIFICANT = 3  # `0.9` is not an approximation of 10/11 worth accepting; `0.909` is
 _DECIMAL_TEXT = re.compile(r"^\s*+(-?)(\d*+)\.(\d++)\s*+$")
-
-
-def _gold_mpf(gold_value: Any) -> Any:
-    """A non-integer real numeric gold (a sympy expression) as an mpf; None for anything else
-    (integer golds are never approximated: `12.0001` is not 12)."""
-    num = numeric_value(gold_value)
-    if num is None:
-        return None
-    exact = num.exact
-    if exact is not None and exact[1] == 0 and exact[0].denominator == 1:
-        return None
-    value = num.approx
-    return value.real if value.imag == 0 and mpmath.isfinite(value.real) else None
 
 
 def approx_equal(gold_value: Any, answer_text: str) -> bool:
@@ -41,7 +28,7 @@ def approx_equal(gold_value: Any, answer_text: str) -> bool:
     digits = (whole + frac).lstrip("0")
     if len(digits) < MIN_SIGNIFICANT:
         return False
-    gold = _gold_mpf(gold_value)
+    gold = real_value(gold_value)
     if gold is None:
         return False
     answer = Decimal(f"{sign}{whole or '0'}.{frac}")

@@ -1,14 +1,7 @@
-"""Numbers, and tuples, sets, intervals and matrices of them, compared by value (the verifier's
-path 5) from math-verify's parse results; math-verify compares at an absolute precision.
-
-Exact values (integers, fractions, decimals read as their digits, and sums, products, powers,
-roots, factorials and `i` of them) are equal only when identical, but a decimal against a
-rational no decimal writes (`4.6667` against 14/3) is an approximation; other numbers
-(`\\sqrt{2}`, `\\pi`) compare at a relative REL_TOL; zero equals only zero. Percents: see
-`_readings`. Never equal: a division by zero (zoo, nan, `1/0`), an expression of variables
-that takes two values against a number (`p - q` against 7). The work is bounded (MAX_NODES,
-MAX_EXACT_BITS, MAX_ITEMS); nothing calls simplify.
-"""
+"""Numbers, and tuples, sets, intervals and matrices of them, compared by value from
+math-verify's parse results (the verifier's path 5; math-verify compares at an absolute
+precision): one value reader (`value_of`) and one structural comparison (`_cmp`). The work is
+bounded (MAX_NODES, MAX_EXACT_BITS, MAX_ITEMS); nothing calls simplify."""
 
 from __future__ import annotations
 
@@ -18,10 +11,7 @@ from typing import Any, NamedTuple
 
 import mpmath
 import sympy
-from sympy import Add, Basic, Float, Integer, Interval, Mul, Pow, Rational, Tuple, UnevaluatedExpr
-from sympy.core.relational import Relational
-from sympy.matrices import MatrixBase
-from sympy.sets.sets import FiniteSet
+from sympy import Add, FiniteSet, Float, Interval, MatrixBase, Mul, Pow, Rational, Tuple
 
 from llmeval.verify.lists import perfect_matching
 
@@ -30,8 +20,9 @@ DIGITS = 30  # evalf's significant digits; values are compared with 10 more
 MAX_NODES = 2000  # larger expression trees are no numbers here
 MAX_EXACT_BITS = 20_000  # larger exact values (10^{10^9}, 3000!) are evaluated approximately
 MAX_ITEMS = 64  # larger tuples, sets and matrices: math-verify decides
-_PERCENT = UnevaluatedExpr(Rational(1, 100))  # latex2sympy reads `x\%` as x*_PERCENT
+_PERCENT = sympy.UnevaluatedExpr(Rational(1, 100))  # latex2sympy reads `x\%` as x*_PERCENT
 _POINTS = ((0.6180339887, 0.1732050807), (1.4142135623, 0.2718281828))
+_INFINITIES = (sympy.oo, -sympy.oo)
 
 
 class _Undecided(Exception):
@@ -39,16 +30,15 @@ class _Undecided(Exception):
 
 
 class Value(NamedTuple):
-    """A number: `exact` when known, `approx` (an mpc); `decimal`: a decimal took part."""
+    """A number: `exact` (re, im) when known, `approx` (an mpc); `decimal`: a decimal took part."""
 
-    exact: tuple[Fraction, Fraction] | None  # (re, im)
+    exact: tuple[Fraction, Fraction] | None
     decimal: bool
     approx: Any
 
     def hundredth(self) -> Value:
         exact = None if self.exact is None else (self.exact[0] / 100, self.exact[1] / 100)
-        with mpmath.workdps(DIGITS + 10):
-            return Value(exact, self.decimal, self.approx / 100)
+        return Value(exact, self.decimal, self.approx / 100)
 
 
 def _decimal(leaf: Float) -> Fraction:
@@ -63,23 +53,21 @@ def _bits(expr: Any) -> int:
     """A bound on the bits of the values met computing `expr` exactly; raises _Undecided
     unless it is built of numbers, `i`, sums, products, powers and factorials."""
     if isinstance(expr, Float):
-        return _bits(Rational(_decimal(expr)))
+        expr = Rational(_decimal(expr))
     if isinstance(expr, Rational):
         return max(int(expr.p).bit_length(), int(expr.q).bit_length(), 1)
     if expr is sympy.I:
         return 1
-    if isinstance(expr, UnevaluatedExpr):
-        return _bits(expr.args[0])
     if isinstance(expr, Add):  # a sum's size is its largest term's (fractions aside)
         return max(_bits(arg) for arg in expr.args) + len(expr.args).bit_length()
-    if isinstance(expr, Mul):
+    if isinstance(expr, (Mul, sympy.UnevaluatedExpr)):
         return sum(_bits(arg) for arg in expr.args)
     if isinstance(expr, Pow):
         exponent, imag = _exact(expr.args[1])
         if imag != 0 or exponent.denominator > 64:
             raise _Undecided
         return _bits(expr.args[0]) * max(abs(exponent.numerator), 1)
-    if isinstance(expr, sympy.factorial) and isinstance(expr.args[0], Integer):
+    if isinstance(expr, sympy.factorial) and expr.args[0].is_Integer:
         return int(expr.args[0]) * max(int(expr.args[0]).bit_length(), 1)
     raise _Undecided
 
@@ -96,19 +84,17 @@ def _exact(expr: Any) -> tuple[Fraction, Fraction]:
 
 
 def value_of(expr: Any) -> Value:
-    """The value of a number; raises _Undecided (or what evalf raises)."""
-    decimal = bool(expr.atoms(Float))
+    """The value of a number: exact when it can be, else approximate (in the caller's 40-digit
+    mpmath context); raises _Undecided or what evalf raises."""
     try:
         exact = _exact(expr)
+        approx = mpmath.mpc(*(mpmath.mpf(q.numerator) / q.denominator for q in exact))
     except _Undecided:
         re, im = expr.evalf(DIGITS, strict=True, maxn=4 * DIGITS).as_real_imag()
         if not all(getattr(part, "is_Number", False) and part.is_finite for part in (re, im)):
             raise
-        with mpmath.workdps(DIGITS + 10):
-            return Value(None, decimal, mpmath.mpc(mpmath.mpf(str(re)), mpmath.mpf(str(im))))
-    with mpmath.workdps(DIGITS + 10):
-        approx = mpmath.mpc(*(mpmath.mpf(q.numerator) / q.denominator for q in exact))
-    return Value(exact, decimal, approx)
+        exact, approx = None, mpmath.mpc(mpmath.mpf(str(re)), mpmath.mpf(str(im)))
+    return Value(exact, bool(expr.atoms(Float)), approx)
 
 
 def _endless(value: Value) -> bool:
@@ -119,14 +105,12 @@ def _endless(value: Value) -> bool:
 def _equal(gold: Value, answer: Value) -> bool:
     """Exactly when both are exact, unless a decimal meets a value no decimal writes; else at
     the relative tolerance."""
-    if gold.exact is not None and answer.exact is not None:
-        if gold.exact == answer.exact:
-            return True
-        if not ((answer.decimal and _endless(gold)) or (gold.decimal and _endless(answer))):
-            return False
-    with mpmath.workdps(DIGITS + 10):
-        a, b = gold.approx, answer.approx
-        return bool(abs(a - b) <= mpmath.mpf(REL_TOL) * max(abs(a), abs(b)))
+    both_exact = gold.exact is not None and answer.exact is not None
+    approximated = (answer.decimal and _endless(gold)) or (gold.decimal and _endless(answer))
+    if both_exact and gold.exact != answer.exact and not approximated:
+        return False
+    a, b = gold.approx, answer.approx
+    return bool(abs(a - b) <= mpmath.mpf(REL_TOL) * max(abs(a), abs(b)))
 
 
 def _percent(expr: Any) -> tuple[Any, bool]:
@@ -141,15 +125,12 @@ def _readings(gold: Any, answer: Any) -> list[tuple[Value, Value]]:
     `y%` against x, y/100 = x or, if |x| >= 1, y = x (`0.2\\%` is not 0.2: off by 100x)."""
     (gold, gold_percent), (answer, answer_percent) = _percent(gold), _percent(answer)
     gold_value, answer_value = value_of(gold), value_of(answer)
-    if gold_percent == answer_percent:
-        return [(gold_value, answer_value)]
-    if gold_percent:
+    if gold_percent and not answer_percent:
         return [(gold_value, answer_value), (gold_value.hundredth(), answer_value)]
-    pairs = [(gold_value, answer_value.hundredth())]
-    with mpmath.workdps(DIGITS + 10):
-        if abs(gold_value.approx) >= 1:
-            pairs.append((gold_value, answer_value))
-    return pairs
+    if answer_percent and not gold_percent:
+        restated = [(gold_value, answer_value)] if abs(gold_value.approx) >= 1 else []
+        return [(gold_value, answer_value.hundredth()), *restated]
+    return [(gold_value, answer_value)]
 
 
 def _small(expr: Any) -> bool:
@@ -158,10 +139,10 @@ def _small(expr: Any) -> bool:
 
 def _scalar(expr: Any) -> bool:
     """Whether `expr` is one number (infinity included), small enough to read."""
-    if not isinstance(expr, sympy.Expr) or isinstance(expr, (Tuple, MatrixBase)):
+    if not isinstance(expr, sympy.Expr) or isinstance(expr, MatrixBase):
         return False
     try:
-        return expr in (sympy.oo, -sympy.oo) or (
+        return expr in _INFINITIES or (
             not expr.free_symbols and _small(expr) and bool(expr.is_number)
         )
     except Exception:
@@ -180,38 +161,38 @@ def _numeric(item: Any) -> bool:
 def _assignment(expr: Any) -> bool:
     """`x = 5`, `f(x) = 5`: a name given a value."""
     named = isinstance(expr, sympy.Eq) and isinstance(expr.lhs, (sympy.Symbol, sympy.Function))
-    return named and not isinstance(expr.rhs, Relational)
+    return named and not isinstance(expr.rhs, sympy.Rel)
+
+
+def _ends(expr: Any, other: Any) -> Any:
+    """An interval as the pair of its ends, against an interval (of the same openness) or, when
+    open, against a tuple (math-verify matches those); else `expr`."""
+    if not isinstance(expr, Interval):
+        return expr
+    pair = isinstance(other, Interval) or (isinstance(other, Tuple) and expr.is_open)
+    return Tuple(expr.start, expr.end) if pair else expr
 
 
 def _cmp(gold: Any, answer: Any) -> bool:
     """True/False for numbers and structures of numbers; raises _Undecided otherwise."""
-    if isinstance(gold, Relational) or isinstance(answer, Relational):
-        if _assignment(gold) and not isinstance(answer, Relational):
-            return _cmp(gold.rhs, answer)
-        if _assignment(answer) and not isinstance(gold, Relational):
-            return _cmp(gold, answer.rhs)
-        raise _Undecided
+    if _assignment(gold) and not isinstance(answer, sympy.Rel):
+        return _cmp(gold.rhs, answer)
+    if _assignment(answer) and not isinstance(gold, sympy.Rel):
+        return _cmp(gold, answer.rhs)
     if isinstance(gold, MatrixBase) or isinstance(answer, MatrixBase):
         both = isinstance(gold, MatrixBase) and isinstance(answer, MatrixBase)
         if not both or gold.shape != answer.shape or len(gold) > MAX_ITEMS:
             raise _Undecided  # math-verify decides odd shapes (vectors against rows)
-        return all(_cmp(g, a) for g, a in zip(gold, answer, strict=True))
-    if isinstance(gold, Interval) and isinstance(answer, Interval):
-        if (gold.left_open, gold.right_open) != (answer.left_open, answer.right_open):
-            return False
-        return _cmp(gold.start, answer.start) and _cmp(gold.end, answer.end)
-    # an open interval (a, b) against a tuple is the pair (a, b): math-verify matches them
-    if isinstance(gold, Interval) and isinstance(answer, Tuple) and gold.is_open:
-        gold = Tuple(gold.start, gold.end)
-    elif isinstance(answer, Interval) and isinstance(gold, Tuple) and answer.is_open:
-        answer = Tuple(answer.start, answer.end)
+        gold, answer = Tuple(*gold), Tuple(*answer)
+    intervals = isinstance(gold, Interval) and isinstance(answer, Interval)
+    if intervals and (gold.left_open, gold.right_open) != (answer.left_open, answer.right_open):
+        return False
+    gold, answer = _ends(gold, answer), _ends(answer, gold)
     if isinstance(gold, (Tuple, FiniteSet)) or isinstance(answer, (Tuple, FiniteSet)):
         return _collections(gold, answer)
-    if isinstance(gold, sympy.Set) or isinstance(answer, sympy.Set):
-        raise _Undecided
     if not (_scalar(gold) and _scalar(answer)):
-        raise _Undecided
-    if gold in (sympy.oo, -sympy.oo) or answer in (sympy.oo, -sympy.oo):
+        raise _Undecided  # relations, other sets, expressions of variables
+    if gold in _INFINITIES or answer in _INFINITIES:
         return bool(gold == answer)
     return any(_equal(g, a) for g, a in _readings(gold, answer))
 
@@ -237,12 +218,13 @@ def _collections(gold: Any, answer: Any) -> bool:
 
 def first_expr(parsed: list[Any]) -> Any:
     """The first sympy object of a math-verify parse result (strings are its fallbacks)."""
-    return next((item for item in parsed if isinstance(item, (Basic, MatrixBase))), None)
+    return next((item for item in parsed if isinstance(item, (sympy.Basic, MatrixBase))), None)
 
 
 def compare(gold_parsed: list[Any], answer_parsed: list[Any]) -> bool | None:
     """True/False when gold and answer (math-verify parse results) are both numeric, else
-    None. Never raises."""
+    None. Never raises. Never equal: a division by zero, an expression of variables that takes
+    two values against a number (`p - q` against 7)."""
     gold, answer = first_expr(gold_parsed), first_expr(answer_parsed)
     if _divides_by_zero(gold) or _divides_by_zero(answer):
         return False
@@ -251,7 +233,8 @@ def compare(gold_parsed: list[Any], answer_parsed: list[Any]) -> bool | None:
     try:
         if _varies_against(gold, answer) or _varies_against(answer, gold):
             return False
-        return _cmp(gold, answer)
+        with mpmath.workdps(DIGITS + 10):
+            return _cmp(gold, answer)
     except Exception:  # _Undecided, RecursionError, anything sympy raises: math-verify decides
         return None
 
@@ -263,7 +246,7 @@ def _divides_by_zero(expr: Any) -> bool:
     try:
         if expr.has(sympy.zoo, sympy.nan):
             return True
-        return any(p.base == 0 and p.exp.is_negative for p in expr.atoms(sympy.Pow))
+        return any(p.base == 0 and p.exp.is_negative for p in expr.atoms(Pow))
     except Exception:
         return False
 
@@ -272,9 +255,9 @@ def _varies_against(expr: Any, number: Any) -> bool:
     """Whether `expr` has variables and takes clearly different values at two _POINTS (one
     value per variable, in name order; positive: roots and logarithms stay real) while `number`
     is a number: then they are never equal."""
-    if not isinstance(expr, sympy.Expr) or not expr.free_symbols:
-        return False
-    if not _scalar(number) or not _small(expr):
+    if not (
+        isinstance(expr, sympy.Expr) and expr.free_symbols and _scalar(number) and _small(expr)
+    ):
         return False
     symbols = sorted(expr.free_symbols, key=lambda s: s.name)
     values = []
@@ -289,12 +272,18 @@ def _varies_against(expr: Any, number: Any) -> bool:
         return bool(abs(values[0] - values[1]) > mpmath.mpf("1e-3") * scale)
 
 
-def numeric_value(expr: Any) -> Value | None:
-    """The value of a finite number (a percent read as x/100), or None."""
+def real_value(expr: Any) -> Any:
+    """The value of a finite real number that is no integer (a percent read as x/100), as an
+    mpf (40 digits); None for anything else. What the lenient policy approximates."""
     try:
-        if not _scalar(expr) or expr in (sympy.oo, -sympy.oo):
+        if not _scalar(expr) or expr in _INFINITIES:
             return None
         inner, percent = _percent(expr)
-        return value_of(inner).hundredth() if percent else value_of(inner)
+        with mpmath.workdps(DIGITS + 10):
+            value = value_of(inner).hundredth() if percent else value_of(inner)
     except Exception:
         return None
+    if value.exact is not None and value.exact[1] == 0 and value.exact[0].denominator == 1:
+        return None
+    approx = value.approx
+    return approx.real if approx.imag == 0 and mpmath.isfinite(approx.real) else None
