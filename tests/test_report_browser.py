@@ -8,16 +8,10 @@ from pathlib import Path
 import pytest
 
 from llmeval.report.html import render_report
-from tests.support.cdp import Browser, find_chromium
+from tests.support.cdp import CHROMIUM, IN_CHROMIUM, Browser
 from tests.support.report_fixtures import HOSTILE, hostile_run, make_run
 
-CHROMIUM = find_chromium()
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        CHROMIUM is None, reason="Chromium not installed (apt-get install chromium)"
-    ),
-]
+pytestmark = IN_CHROMIUM
 
 ROWS = "document.querySelectorAll('#ptable tr.prow').length"
 

@@ -7,22 +7,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from llmeval.cli.main import main
 from llmeval.report.grid import GLYPHS
 from llmeval.report.html import render_report
-from tests.support.cdp import Browser, find_chromium
+from tests.support.cdp import CHROMIUM, IN_CHROMIUM, Browser
 from tests.support.model_runs import two_models_three_tasks
 from tests.support.report_fixtures import HOSTILE, hostile_run
 
-CHROMIUM = find_chromium()
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        CHROMIUM is None, reason="Chromium not installed (apt-get install chromium)"
-    ),
-]
+pytestmark = IN_CHROMIUM
 CELLS = "document.querySelectorAll('#grids details[open] td.gc:not(.gc-missing)')"
 
 

@@ -20,6 +20,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 CHROMIUM_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -38,6 +40,16 @@ def find_chromium() -> str | None:
         if path := shutil.which(name):
             return path
     return None
+
+
+CHROMIUM = find_chromium()
+# The marks of a module whose tests drive Chromium: `pytestmark = IN_CHROMIUM`.
+IN_CHROMIUM = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="Chromium not installed (apt-get install chromium)"
+    ),
+]
 
 
 class WebSocket:
