@@ -7,6 +7,7 @@ import glob
 import json
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ log = logging.getLogger("llmeval")
 SIDE_SUFFIXES = (".verdicts.jsonl", ".spec.json")
 META_FIELDS = ("subject", "level")
 SKYTHOUGHT = "results.json"  # SkyThought's run file, found in folders like *.jsonl
+# NeMo-Skills writes one file per seed of a run, each sample 0 of every problem
+_SEED_FILE = re.compile(r"output-rs(\d{1,9})\.jsonl")
 
 
 def discover(paths: list[str]) -> list[Path]:
@@ -136,6 +139,20 @@ def resolve_task(path: Path, flag: str | None, spec: RunSpec | None) -> Task:
 # <model>/eval-results/<benchmark>/, LIMO outputs/<model>/<benchmark>/ (its data names).
 _NOT_MODELS = {"eval-results", "aime", "amc", "math", "minerva", "gpqa", "gaokao", "kaoyan",
                "cn_math_2024", "grade_school_math"}  # fmt: skip
+
+
+def seed_files(path: Path) -> list[Path] | None:
+    """NeMo-Skills' files of one run beside `path` (`output-rs<seed>.jsonl`, by seed), or None
+    when `path` is not one of them."""
+    if not _SEED_FILE.fullmatch(path.name):
+        return None
+    found = ((_SEED_FILE.fullmatch(p.name), p) for p in path.parent.glob("output-rs*.jsonl"))
+    return [p for m, p in sorted((int(m[1]), p) for m, p in found if m)]
+
+
+def seed_run(paths: list[Path]) -> bool:
+    """Whether the files are NeMo-Skills' seed files of one run (`seed_files`)."""
+    return len(paths) > 1 and all(_SEED_FILE.fullmatch(path.name) for path in paths)
 
 
 def model_folder(path: Path) -> str:

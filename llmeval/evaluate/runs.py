@@ -5,17 +5,16 @@ one `InputRun`, so that every figure is computed once over the union of their sa
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from llmeval.errors import InputError, UsageError
-from llmeval.evaluate.discover import model_folder, read_spec, resolve_task
+from llmeval.evaluate.discover import model_folder, read_spec, resolve_task, seed_files, seed_run
 from llmeval.evaluate.layouts import RowKeys, RowSource
-from llmeval.evaluate.samples import Pair, RowReader, Sample, read_rows
+from llmeval.evaluate.samples import Golds, Pair, RowReader, Sample, read_rows
 from llmeval.records import CONTEXT_REJECTED, RunSpec
 from llmeval.shards import (
     Shard,
@@ -29,8 +28,6 @@ from llmeval.shards import (
 from llmeval.tasks import Task
 
 log = logging.getLogger("llmeval")
-# NeMo-Skills writes one file per seed of a run, each sample 0 of every problem
-_SEED_FILE = re.compile(r"output-rs(\d{1,9})\.jsonl")
 
 
 @dataclass
@@ -87,7 +84,7 @@ class InputRun:
         """What messages call the run: its one file, else its file and shards folder."""
         if len(self.parts) == 1:
             return str(self.parts[0].path)
-        if seed_files(self.path):
+        if seed_run(self.files):
             return f"{self.path.parent}/output-rs*.jsonl ({len(self.parts)} seeds)"
         folder = shards_folder(self.path)
         return f"{self.path} + {folder.name}/" if self.parts[0].shard is None else f"{folder}/"
@@ -104,15 +101,6 @@ class InputRun:
             kept += [s for s in samples if s.problem_id not in problem_ids]
             part.stop = len(kept)
         self.samples = kept
-
-
-def seed_files(path: Path) -> list[Path] | None:
-    """NeMo-Skills' files of one run beside `path` (`output-rs<seed>.jsonl`, by seed), or None
-    when `path` is not one of them."""
-    if not _SEED_FILE.fullmatch(path.name):
-        return None
-    found = ((_SEED_FILE.fullmatch(p.name), p) for p in path.parent.glob("output-rs*.jsonl"))
-    return [p for m, p in sorted((int(m[1]), p) for m, p in found if m)]
 
 
 def group_runs(paths: list[Path]) -> list[list[Path]]:
@@ -142,19 +130,14 @@ def read_run(
     `model` (--model) names the run's model."""
     keys = keys or RowKeys()
     parts = [FilePart(path, read_spec(path), shard_of(path)) for path in paths]
-    seeds = len(paths) > 1 and all(_SEED_FILE.fullmatch(p.name) for p in paths)
-    spec = None if seeds else check_one_run(parts)  # (NeMo-Skills writes no spec)
+    spec = None if seed_run(paths) else check_one_run(parts)  # (NeMo-Skills writes no spec)
     task = resolve_task(paths[0], task_flag, spec)
     run = InputRun(run_output(paths[0]), task, spec=spec, parts=parts, keys=keys)
     seen: dict[Pair, tuple[Path, int]] = {}
     models: Counter[str] = Counter()
     first_row: dict[str, Any] | None = None
-    counters: Counter[str] = Counter()
-    for part in parts:
+    for part, reader in _readers(parts, task, keys, keep_texts):
         part.start = len(run.samples)
-        reader = RowReader(part.path, task, keys, keep_texts)
-        if seeds:  # each seed's file numbers its samples on from the last one's
-            reader.counters = counters
         found = read_rows(part.path, reader, run.samples, run.prompts, seen)
         part.stop = len(run.samples)
         first_row = first_row or found.first_row
@@ -173,6 +156,20 @@ def read_run(
     _refuse_ungradable(run, first_row)
     run.model = model or _model(spec, models, run.path)
     return run
+
+
+def _readers(
+    parts: list[FilePart], task: Task, keys: RowKeys, keep_texts: bool, golds: Golds = None
+) -> Iterator[tuple[FilePart, RowReader]]:
+    """Each file of a run with its row reader; NeMo-Skills' seed files share one sample
+    counter (each seed's file numbers its samples on from the last one's)."""
+    counters: Counter[str] = Counter()
+    seeds = seed_run([part.path for part in parts])
+    for part in parts:
+        reader = RowReader(part.path, task, keys, keep_texts, golds)
+        if seeds:
+            reader.counters = counters
+        yield part, reader
 
 
 def _refuse_ungradable(run: InputRun, first_row: dict[str, Any] | None) -> None:
@@ -195,12 +192,7 @@ def reread_run(run: InputRun, golds: dict[str, str]) -> None:
     read as `read_run` read them (the first of a repeated pair counts); only pairs read then
     change."""
     fresh: dict[Pair, Sample] = {}
-    counters: Counter[str] = Counter()
-    seeds = len(run.parts) > 1 and all(_SEED_FILE.fullmatch(p.path.name) for p in run.parts)
-    for part in run.parts:
-        reader = RowReader(part.path, run.task, run.keys, False, golds)
-        if seeds:
-            reader.counters = counters
+    for part, reader in _readers(run.parts, run.task, run.keys, False, golds):
         for lineno, row in RowSource(part.path, run.keys.lm_filter):
             if row.get("finish_reason") != CONTEXT_REJECTED:
                 for read in reader.samples(lineno, row):
