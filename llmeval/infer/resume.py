@@ -57,6 +57,15 @@ class RunFiles:
     done: set[Pair]  # the pairs any of them holds
     own_rows: bool  # whether the own file holds any
 
+    @property
+    def where(self) -> str:
+        """Where the run's samples are, as messages name it: its one file holding any (the own
+        file is created empty), else `the run's K files`."""
+        held = [f for f in self.files if f != self.own or self.own_rows]
+        return (
+            f"the run's {len(held)} files" if len(held) > 1 else f"{held[0] if held else self.own}"
+        )
+
 
 def scan_run(output: Path, own: Path, shard: Shard | None) -> RunFiles:
     """The run's files and done pairs (another writer's torn last line is skipped, its file
@@ -116,7 +125,7 @@ def check_specs(
     kept: `segments.continued`)."""
     written = spec
     for path in [own, *(f for f in files if f != own)]:
-        stored = _stored_spec(spec_path(path))
+        stored = stored_spec(spec_path(path))
         if stored is None:
             if path == own and has_output:
                 log.warning("%s has no run spec beside it; writing one now", own)
@@ -143,7 +152,7 @@ def check_specs(
     return written
 
 
-def _stored_spec(path: Path) -> RunSpec | None:
+def stored_spec(path: Path) -> RunSpec | None:
     """The run spec stored at `path`, or None when there is none."""
     if not path.exists():
         return None

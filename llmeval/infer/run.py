@@ -25,7 +25,7 @@ from llmeval.errors import (
     ServerError,
     UsageError,
 )
-from llmeval.files import make_folder, read_file, without_bom, write_json_atomic
+from llmeval.files import make_folder, write_json_atomic
 from llmeval.infer.options import InferOptions
 from llmeval.infer.resume import (
     Pair,
@@ -34,6 +34,7 @@ from llmeval.infer.resume import (
     present,
     scan_run,
     spec_path,
+    stored_spec,
 )
 from llmeval.infer.segments import segment_of
 from llmeval.infer.tally import (
@@ -159,26 +160,23 @@ def _nothing_to_do(opts: InferOptions, problems: list[Problem], run: RunFiles) -
     n, shard = opts.n_samples, opts.shard
     models = []
     for path in run.files:
-        with contextlib.suppress(OSError, LlmevalError, ValueError):
-            spec_file = spec_path(path)
-            models.append(RunSpec.read(without_bom(read_file(spec_file), spec_file)).model)
+        with contextlib.suppress(OSError, LlmevalError, ValueError):  # check_specs says why
+            if (stored := stored_spec(spec_path(path))) is not None:
+                models.append(stored.model)
     if opts.model or models:
         spec = build_spec(opts, opts.model or models[0], [])
         check_specs(run.own, spec, run.files, force=opts.force, has_output=False)
-    held = [f for f in run.files if f != run.own or run.own_rows]
-    where = f"the run's {len(held)} files" if len(held) > 1 else f"{held[0] if held else run.own}"
     if shard:
         what = f"all {count_missing(problems, n, set(), shard)} samples of shard {shard}"
     else:
         what = f"all {len(problems) * n} samples ({len(problems)} problems x {n})"
-    print(f"infer: nothing to do: {what} are already in {where}", flush=True)
+    print(f"infer: nothing to do: {what} are already in {run.where}", flush=True)
 
 
 def start_line(opts: InferOptions, run: RunFiles, missing: int, owned: int, model: str) -> str:
     """What the run is about to do: the samples to request, those already in the run's files
     (of this shard's, and where the shard came from), the file written."""
-    held = [f for f in run.files if f != run.own or run.own_rows]  # (own: created empty)
-    where = f"the run's {len(held)} files" if len(held) > 1 else f"{held[0] if held else run.own}"
+    where = run.where
     what = f"{missing} samples to request ({owned - missing} of {owned} already in {where})"
     if opts.shard:
         what = (
