@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from llmeval.evaluate.segments import index_ranges
 from llmeval.records import RunSpec, TaskScore
 
 # The run spec's fields that make two runs of one model on one task differ, and their names in
@@ -112,16 +113,5 @@ def shard_layout(files: Sequence[str], shards: Sequence[str]) -> str:
     for text in shards:
         index, count = (int(part) for part in text.split("/"))
         by_count.setdefault(count, []).append(index)
-    groups = "; ".join(f"{_ranges(sorted(ks))} of {n}" for n, ks in sorted(by_count.items()))
+    groups = "; ".join(f"{index_ranges(ks)} of {n}" for n, ks in sorted(by_count.items()))
     return ("file + " if len(files) > len(shards) else "") + "shards " + groups
-
-
-def _ranges(numbers: list[int]) -> str:
-    """[0, 1, 2, 4] -> `0-2, 4`."""
-    spans: list[list[int]] = []
-    for number in numbers:
-        if spans and number == spans[-1][1] + 1:
-            spans[-1][1] = number
-        else:
-            spans.append([number, number])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)

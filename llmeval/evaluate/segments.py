@@ -14,18 +14,14 @@ UNRECORDED = "unrecorded"
 
 
 def index_ranges(indices: Iterable[int]) -> str:
-    """Sample indices as ranges: `0-79`, `0-3, 8, 10-11`."""
-    ordered = sorted(set(indices))
-    parts: list[str] = []
-    start = prev = ordered[0] if ordered else 0
-    for idx in [*ordered[1:], None]:
-        if idx is not None and idx == prev + 1:
-            prev = idx
-            continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-        if idx is not None:
-            start = prev = idx
-    return ", ".join(parts) if ordered else ""
+    """Indices as ranges: `0-79`, `0-3, 8, 10-11` (sorted, each once)."""
+    spans: list[list[int]] = []
+    for index in sorted(set(indices)):
+        if spans and index == spans[-1][1] + 1:
+            spans[-1][1] = index
+        else:
+            spans.append([index, index])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def _shown(value: Any, limit: int = 40) -> str:
