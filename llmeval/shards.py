@@ -18,6 +18,7 @@ from pathlib import Path
 SHARDS_SUFFIX = ".shards"
 _FLAG = re.compile(r"\s*(\d{1,9})\s*/\s*(\d{1,9})\s*")
 _FILE = re.compile(r"(\d{1,9})-of-(\d{1,9})\.jsonl")
+Pair = tuple[str, int]  # (problem id, sample index): what a shard owns, a run holds once
 
 
 def pair_hash(problem_id: str, sample_idx: int) -> int:

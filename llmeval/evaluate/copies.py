@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmeval.evaluate.layouts import RowSource, explicit_index, nested, reasoning_of, text_field
+from llmeval.shards import Pair
 
 log = logging.getLogger("llmeval")
-
-Pair = tuple[str, int]  # (problem id, sample index)
 
 
 def fingerprint(gen: str, reasoning: str | None, seed: Any) -> bytes:

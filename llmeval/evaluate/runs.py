@@ -14,9 +14,10 @@ from typing import Any
 from llmeval.errors import InputError, UsageError
 from llmeval.evaluate.discover import model_folder, read_spec, resolve_task, seed_files, seed_run
 from llmeval.evaluate.layouts import RowKeys, RowSource
-from llmeval.evaluate.samples import Golds, Pair, RowReader, Sample, read_rows
+from llmeval.evaluate.samples import Golds, RowReader, Sample, read_rows
 from llmeval.records import CONTEXT_REJECTED, RunSpec
 from llmeval.shards import (
+    Pair,
     Shard,
     pair_hash,
     parse_shard,

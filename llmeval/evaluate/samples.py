@@ -33,6 +33,7 @@ from llmeval.evaluate.layouts import (
 )
 from llmeval.evaluate.policy_answers import read_answers
 from llmeval.records import CONTEXT_REJECTED, token_count
+from llmeval.shards import Pair
 from llmeval.tasks import Task
 
 log = logging.getLogger("llmeval")
@@ -219,9 +220,6 @@ class RowReader:
 def problem_text(row: dict[str, Any]) -> str | None:
     """The problem (or the prompt holding it) of a row, if it has one."""
     return next((row[k] for k in PROBLEM_TEXT_KEYS if isinstance(row.get(k), str)), None)
-
-
-Pair = tuple[str, int]  # (problem id, sample index)
 
 
 @dataclass

@@ -20,11 +20,9 @@ from llmeval.files import link_out_of_folder, read_file, without_bom
 from llmeval.infer.segments import continued
 from llmeval.jsonl import read_models
 from llmeval.records import CONTEXT_REJECTED, RunSpec, SampleKey
-from llmeval.shards import Shard, run_files, shard_of
+from llmeval.shards import Pair, Shard, run_files, shard_of
 
 log = logging.getLogger("llmeval")
-
-Pair = tuple[str, int]  # (problem id, sample index)
 
 
 def spec_path(output: str | Path) -> Path:

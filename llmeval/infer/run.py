@@ -28,7 +28,6 @@ from llmeval.errors import (
 from llmeval.files import make_folder, write_json_atomic
 from llmeval.infer.options import InferOptions
 from llmeval.infer.resume import (
-    Pair,
     RunFiles,
     check_specs,
     present,
@@ -50,7 +49,7 @@ from llmeval.infer.workers import Job, RecordMaker, run_jobs
 from llmeval.jsonl import JsonlAppender
 from llmeval.problems import load_problems
 from llmeval.records import Problem, RunSpec
-from llmeval.shards import Shard, run_output, shard_of
+from llmeval.shards import Pair, Shard, run_output, shard_of
 
 log = logging.getLogger("llmeval")
 
