@@ -401,8 +401,8 @@ def _assigned(path: Path, names: tuple[str, ...]) -> list[tuple[str, ...]]:
 
 
 def _rules(root: Path) -> dict[str, list[tuple[str, ...]]]:
-    """A tree's rule examples: the README's rule tables, and (before issue 32) the RULES lists
-    of its verify modules."""
+    """A tree's rule examples: the rule tables (docs/verifier.md, the README before it), and
+    (before issue 32) the RULES lists of its verify modules."""
     verify = root / "llmeval" / "verify"
     found = {
         "gold": _assigned(verify / "gold.py", ("RULES",)),
@@ -410,7 +410,8 @@ def _rules(root: Path) -> dict[str, list[tuple[str, ...]]]:
         "answer": _assigned(verify / "answer.py", ("RULES",)),
         "shape": _assigned(verify / "shapes.py", ("RULES",)),
     }
-    text = (root / "README.md").read_text() if (root / "README.md").exists() else ""
+    pages = (root / "docs" / "verifier.md", root / "README.md")  # the tables' home, then before
+    text = "\n".join(page.read_text() for page in pages if page.exists())
     headers = {"gold": readme_rules.GOLD, "shared": readme_rules.SHARED}
     headers |= {"answer": readme_rules.ANSWER, "shape": readme_rules.SHAPES}
     for kind, header in headers.items():
@@ -550,10 +551,11 @@ def _child_cpu() -> float:
 def checkout(ref: str, into: Path) -> Path:
     """The llmeval package of git revision `ref`, unpacked under `into`."""
     archive = into / "ref.tar"
-    subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "-o", str(archive), ref, "llmeval", "README.md"],
-        check=True,
+    has_docs = subprocess.run(
+        ["git", "-C", str(ROOT), "cat-file", "-e", f"{ref}:docs/verifier.md"], capture_output=True
     )
+    paths = ["llmeval", "README.md"] + (["docs/verifier.md"] if has_docs.returncode == 0 else [])
+    subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(archive), ref, *paths], check=True)
     with tarfile.open(archive) as tar:
         tar.extractall(into, filter="data")
     return into

@@ -538,7 +538,7 @@ def test_the_verifier_refuses_the_wrong_rows_and_accepts_other_spellings() -> No
     assert len(ROWS) >= 40 and len(refused) >= 20 and len(respelled) >= 20
 
 
-# The README's rule tables (Verification) are the one written home of the rules' examples:
+# The rule tables of docs/verifier.md are the one written home of the rules' examples:
 # every row is checked here.
 @pytest.mark.parametrize(("name", "text", "expected"), rule_rows(readme_rules.GOLD))
 def test_gold_rules(name: str, text: str, expected: str) -> None:

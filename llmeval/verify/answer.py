@@ -149,7 +149,7 @@ def _strip_mod(text: str, gold: str) -> str:
 
 
 def normalize_answer(answer: str, gold: str) -> str:
-    """The answer rewritten for math_verify.parse (the README's "Answer forms"); linear time."""
+    """The answer rewritten for math_verify.parse (docs/verifier.md's "Answer forms"); linear time."""
     gold_latex = normalize_gold(gold) or ""
     letters = gold_letters(gold_latex)
     text = answer

@@ -1,7 +1,7 @@
 """Gold answers (TRUSTED text from the benchmark files) -> the LaTeX handed to math_verify.parse.
 
 `normalize_gold(gold)` returns the gold inside one `$...$` math span (a bare string falls to
-math-verify's plain-expression parser: `4x+5` -> 4), or None for an empty gold. The README's
+math-verify's plain-expression parser: `4x+5` -> 4), or None for an empty gold. docs/verifier.md's
 tables "Gold forms" and "Spellings normalised on both sides" hold an example of each rewrite,
 in the order they run; `tests/test_verdict_semantics.py` checks every row.
 """
@@ -60,7 +60,7 @@ _SEPARATORS = (",", " ", "~", "\\quad", "\\qquad", "\\,", "\\;", "\\:", "\\ ")
 
 
 def shared_spelling(text: str) -> str:
-    """Spelling fixes applied identically to golds and answers (the README's table)."""
+    """Spelling fixes applied identically to golds and answers (docs/verifier.md's table)."""
     if "\\!" in text:
         text = _DIGIT_GROUP.sub(",", text)
         text = text.replace("\\!", "")

@@ -4,8 +4,8 @@ congruences.
 
 `shape_status(gold, answer, same)` gives the verdict when the gold has one of these shapes (the
 answer then must have it too), else None. Golds are trusted; answers are hostile: the text is
-read only when short, by linear-time rules. The README's table of shapes holds an example of
-each rule (`tests/test_verdict_semantics.py` checks every row).
+read only when short, by linear-time rules. The table of shapes in docs/verifier.md holds an
+example of each rule (`tests/test_verdict_semantics.py` checks every row).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""The rule tables of the README's Verification section, read as test data: the README is the
-one written home of each normalisation and shape rule's example, and each row is checked."""
+"""The rule tables of docs/verifier.md, read as test data: that page is the one written home
+of each normalisation and shape rule's example, and each row is checked."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+RULES_PAGE = Path(__file__).resolve().parents[2] / "docs" / "verifier.md"
 GOLD = "| rule | gold | becomes |"  # gold.normalize_gold: text in, its math span out
 SHARED = "| rule | text | becomes |"  # gold.shared_spelling, on both sides
 ANSWER = "| rule | answer | gold | becomes |"  # answer.normalize_answer(answer, gold)
@@ -13,9 +13,9 @@ SHAPES = "| rule | gold | answer | verdict |"  # shapes.py: the verdict of a sha
 
 
 def rule_rows(header: str, text: str | None = None) -> list[tuple[str, ...]]:
-    """The rows of the README table under `header`: the rule's name, then each cell (the text
+    """The rows of the table under `header`: the rule's name, then each cell (the text
     of its code span, verbatim; a cell without one as written)."""
-    lines = (README.read_text() if text is None else text).splitlines()
+    lines = (RULES_PAGE.read_text() if text is None else text).splitlines()
     rows = []
     for line in lines[lines.index(header) + 2 :]:
         if not line.startswith("|"):
