@@ -45,7 +45,6 @@ from pathlib import Path
 import mpmath
 
 from tests.support import readme_rules
-from tests.support.readme_rules import rule_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "tests" / "test_verdict_semantics.py"
@@ -404,65 +403,33 @@ def _rules(root: Path) -> dict[str, list[tuple[str, ...]]]:
     """A tree's rule examples: the rule tables (docs/verifier.md, the README before it), and
     (before issue 32) the RULES lists of its verify modules."""
     verify = root / "llmeval" / "verify"
-    found = {
-        "gold": _assigned(verify / "gold.py", ("RULES",)),
-        "shared": _assigned(verify / "gold.py", ("SHARED_RULES",)),
-        "answer": _assigned(verify / "answer.py", ("RULES",)),
-        "shape": _assigned(verify / "shapes.py", ("RULES",)),
-    }
     pages = (root / "docs" / "verifier.md", root / "README.md")  # the tables' home, then before
-    text = "\n".join(page.read_text() for page in pages if page.exists())
-    headers = {"gold": readme_rules.GOLD, "shared": readme_rules.SHARED}
-    headers |= {"answer": readme_rules.ANSWER, "shape": readme_rules.SHAPES}
-    for kind, header in headers.items():
-        found[kind] += rule_rows(header, text) if header in text.splitlines() else []
+    found = readme_rules.page_rules("\n".join(p.read_text() for p in pages if p.exists()))
+    found["gold"] += _assigned(verify / "gold.py", ("RULES",))
+    found["shared"] += _assigned(verify / "gold.py", ("SHARED_RULES",))
+    found["answer"] += _assigned(verify / "answer.py", ("RULES",))
+    found["shape"] += _assigned(verify / "shapes.py", ("RULES",))
     return found
 
 
 def rule_pairs(roots: list[Path]) -> list[Pair]:
     """The examples of the documented rules of every tree in `roots` (a rule removed here is
-    still tested), as pairs: a gold against itself and what it becomes; a spelling against its
-    rewriting, either way; an answer against its gold, before and after its rewriting; a
-    shaped gold against its answer."""
-    pairs: list[Pair] = []
-    for root in roots:
-        rules = _rules(root)
-        for _, text, out in rules["gold"]:
-            pairs += [("rule/gold", text, text)] + (
-                [("rule/gold", text, out.strip("$"))] if out != "None" else []
-            )
-        for _, text, out in rules["shared"]:
-            pairs += [
-                ("rule/shared", text, out),
-                ("rule/shared", out, text),
-                ("rule/shared", text, text),
-            ]
-        for _, answer, gold, out in rules["answer"]:
-            pairs += [("rule/answer", gold, answer), ("rule/answer", gold, out)]
-        for _, gold, answer, _ in rules["shape"]:
-            pairs.append(("rule/shape", gold, answer))
+    still tested), as pairs (`readme_rules.rule_pairs`)."""
+    pairs = [
+        (f"rule/{table}", gold, answer)
+        for root in roots
+        for table, _, gold, answer in readme_rules.rule_pairs(_rules(root))
+    ]
     return list(dict.fromkeys(pairs))
 
 
 def table_rows() -> list[tuple[str, str, str, str]]:
-    """(gold, answer, policy, expected) of test_verdict_semantics.ROWS, read without importing."""
-    tree = ast.parse(TABLE.read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "ROWS":
-            names = {"S": "strict", "L": "lenient", "OK": "correct", "NO": "incorrect"}
-            rows = []
-            for elt in node.value.elts:  # type: ignore[attr-defined]
-                gold, answer, policy, expected, _ = elt.elts
-                rows.append(
-                    (
-                        ast.literal_eval(gold),
-                        ast.literal_eval(answer),
-                        names[policy.id],
-                        names[expected.id],
-                    )
-                )
-            return rows
-    raise SystemExit(f"{TABLE}: no ROWS")
+    """(gold, answer, policy, expected) of test_verdict_semantics.ROWS and of the verdict rules
+    table (each of its rows twice: strict, lenient)."""
+    rows = [row[:4] for row in readme_rules.semantic_rows(TABLE)]
+    for _, gold, answer, strict, lenient in readme_rules.rule_rows(readme_rules.VERDICTS):
+        rows += [(gold, answer, "strict", strict), (gold, answer, "lenient", lenient)]
+    return rows
 
 
 # ---------------------------------------------------------------------------------------

@@ -14,7 +14,9 @@ import pytest
 
 from llmeval.evaluate.policy_answers import read_answers
 from llmeval.tasks import DATA_DIR
-from llmeval.verify.verifier import TOO_LONG, exact_status, parse_gold, verifier_id, verify
+from llmeval.verify.pool import VerifyPool, VerifyResult, VerifyTask
+from llmeval.verify.verifier import exact_status, parse_gold, verifier_id, verify
+from llmeval.verify.work import TOO_LONG
 from tests.support.synthetic import reasoning
 
 THINK = "<think>\n" + reasoning(4000, random.Random(7)) + "\n</think>\n\n"
@@ -258,11 +260,53 @@ def _terms(chars: int) -> str:
         # of CPU against x^2+1, and each distinct one up to the whole --timeout)
         ("x^2+1", _terms(1100), ("incorrect", None, TOO_LONG)),
         ("x^2+1", _terms(201), ("incorrect", None, TOO_LONG)),
-        ("0", "\\sin^2 x+\\cos^2 x-1" + "+0" * 80, ("correct", None, None)),  # 181: compared
+        # the structure bounds it too: 37 operators are compared, 87 (181 characters) are not
+        ("0", "\\sin^2 x+\\cos^2 x-1" + "+0" * 30, ("correct", None, None)),
+        ("0", "\\sin^2 x+\\cos^2 x-1" + "+0" * 80, ("incorrect", None, TOO_LONG)),
+        # 7 fractions against a gold of 1 (at most 6), 10 parentheses deep (at most 8)
+        (
+            "\\frac{1}{x+1}",
+            "+".join(f"\\frac{{1}}{{x+{k}}}" for k in range(1, 8)),
+            ("incorrect", None, TOO_LONG),
+        ),
+        ("x+1", "(" * 10 + "x+1" + ")" * 10, ("incorrect", None, TOO_LONG)),
         # a long gold lets its answer be as long: 10x
         ("\\left(" + _terms(60) + "\\right)", "(" + _terms(60) + ")", ("correct", None, None)),
     ],
-    ids=["1100-chars", "201-chars", "181-chars", "long-gold"],
+    ids=[
+        "1100-chars",
+        "201-chars",
+        "37-operators",
+        "87-operators",
+        "7-fractions",
+        "10-deep",
+        "long-gold",
+    ],
 )
 def test_an_answer_s_size_bounds_its_work(gold: str, answer: str, expected: tuple) -> None:
     assert verify(gold=gold, answer=answer) == expected
+
+
+# Issue 40.13: sums of 60 fractions over quadratics (1,139 characters, within 10x the gold)
+# against a 116-character gold each cost the whole --timeout; now their structure is refused
+GOLD_116 = (
+    "\\frac{x^3+2x^2-5x+7}{(x+1)(x+2)(x+3)}+\\frac{5}{x+4}-\\frac{2x}{x^2-9}"
+    "+\\frac{1}{(x+1)^2}-\\frac{3}{x^2+x+1}+\\frac{1}{x}"
+)
+
+
+def _sixty_fractions(seed: int) -> str:
+    rng = random.Random(seed)
+    return "+".join(
+        f"\\frac{{{rng.randint(1, 9)}}}{{x^2+{rng.randint(1, 9)}x+{rng.randint(1, 9)}}}"
+        for _ in range(60)
+    )
+
+
+def test_twelve_long_sums_cost_their_reading_not_the_deadline() -> None:
+    """Under eval's worker pool, twelve such answers are refused by their structure: none is
+    a timeout (each was one, after the whole deadline of CPU)."""
+    results: list[VerifyResult] = []
+    tasks = [VerifyTask(str(k), "math", GOLD_116, _sixty_fractions(k)) for k in range(12)]
+    VerifyPool(2, timeout_s=5).run(tasks, results.append)
+    assert sorted((r.status, r.detail) for r in results) == [("incorrect", TOO_LONG)] * 12

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from llmeval.verify.typeset import TEXT
+from llmeval.verify.typeset import SPACING, TEXT, same_text
 
 PROSE = re.compile(r"(?<!\\)\$\s*+,?\s*+(?:where|for|with)\b.*$", re.S)
 DOLLAR = re.compile(r"(?<!\\)\$")
@@ -57,6 +57,9 @@ _MIXED = re.compile(r"(?<![\d.}^_])(\d{1,9})[ \t]++(\d{1,9})[ \t]*+/[ \t]*+(\d{1
 # `, \quad \text{for } \omega^2 \neq 4`: a condition after the answer
 _CONDITION = re.compile(rf"{TEXT}\s*+\{{\s*+(?:for|if|when|where|provided|unless)\b")
 _SEPARATORS = (",", " ", "~", "\\quad", "\\qquad", "\\,", "\\;", "\\:", "\\ ")
+_SPACING = re.compile(SPACING)
+# A period ending the text is punctuation (`4.`); an ellipsis (`1, 2, \ldots` or `...`) is not
+_FINAL_PERIOD = re.compile(r"(?<!\.)\.\s*+$")
 
 
 def shared_spelling(text: str) -> str:
@@ -88,6 +91,10 @@ def shared_spelling(text: str) -> str:
         text = _drop_condition(text)
     if any(sep in text for sep in (" ", "\\", "~", "\u2009", "\u202f")):
         text = _SPACE_GROUP.sub(lambda m: m.group(1) + re.sub(r"\D", "", m.group(2)), text)
+    if "\\" in text or "~" in text:  # after digit groups (`10\,000`): any other is a space
+        text = _SPACING.sub(" ", text)
+    if text.endswith((".", ". ")):
+        text = _FINAL_PERIOD.sub("", text)
     if "/" in text:
         text = _MIXED.sub(_mixed, text)
     if "\\gamma" in text:
@@ -129,17 +136,30 @@ def _drop_condition(text: str) -> str:
 
 def _boxed(text: str) -> str:
     """The contents of the text's `\\boxed{}`s joined by commas (a box left open: the rest of
-    the text); the text itself when it has none."""
-    found, at = [], text.find("\\boxed{")
+    the text), each value once (a solution boxing its answer again is one answer); the text
+    itself when it has none."""
+    found: list[str] = []
+    at = text.find("\\boxed{")
     while at >= 0:
         depth, start = 0, at + len("\\boxed")
         for end in range(start, len(text)):
             depth += (text[end] == "{") - (text[end] == "}")
             if depth == 0:
                 break
-        found.append(text[start + 1 : end + (depth != 0)])
+        box = text[start + 1 : end + (depth != 0)]
+        if not any(_same_value(box, kept) for kept in found):
+            found.append(box)
         at = text.find("\\boxed{", end)
     return ", ".join(found) or text
+
+
+def _same_value(box: str, kept: str) -> bool:
+    """Whether two boxes of a gold hold one value: the same text, typesetting aside, or the
+    same integer zero-padded (`004` and `4`)."""
+    if same_text(box, kept):
+        return True
+    digits = box.strip(), kept.strip()
+    return all(d.isdigit() for d in digits) and len({d.lstrip("0") for d in digits}) == 1
 
 
 def normalize_gold(gold: str) -> str | None:

@@ -1,7 +1,8 @@
 """Numbers, and tuples, sets, intervals and matrices of them, compared by value from
 math-verify's parse results (the verifier's path 5; math-verify compares at an absolute
 precision): one value reader (`value_of`) and one structural comparison (`_cmp`). The work is
-bounded (MAX_NODES, MAX_EXACT_BITS, MAX_ITEMS); nothing calls simplify."""
+bounded (MAX_NODES, MAX_EXACT_BITS, MAX_ITEMS); nothing calls simplify, so constants past the
+answer-size bound (`work.py`) are compared here too."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from sympy import Add, FiniteSet, Float, Interval, MatrixBase, Mul, Pow, Rationa
 
 from llmeval.verify.lists import perfect_matching
 
-REL_TOL = 1e-6
-DIGITS = 30  # evalf's significant digits; values are compared with 10 more
+REL_TOL = 1e-6  # where a decimal took part: it may be rounded
+CLOSED_TOL = 1e-40  # closed forms (no decimal): equal values, not approximations (355/113 is no pi)
+DIGITS = 50  # evalf's significant digits; values are compared with 10 more
 MAX_NODES = 2000  # larger expression trees are no numbers here
 MAX_EXACT_BITS = 20_000  # larger exact values (10^{10^9}, 3000!) are evaluated approximately
 MAX_ITEMS = 64  # larger tuples, sets and matrices: math-verify decides
@@ -84,8 +86,8 @@ def _exact(expr: Any) -> tuple[Fraction, Fraction]:
 
 
 def value_of(expr: Any) -> Value:
-    """The value of a number: exact when it can be, else approximate (in the caller's 40-digit
-    mpmath context); raises _Undecided or what evalf raises."""
+    """The value of a number: exact when it can be, else approximate (in the caller's mpmath
+    context of DIGITS + 10); raises _Undecided or what evalf raises."""
     try:
         exact = _exact(expr)
         approx = mpmath.mpc(*(mpmath.mpf(q.numerator) / q.denominator for q in exact))
@@ -104,13 +106,14 @@ def _endless(value: Value) -> bool:
 
 def _equal(gold: Value, answer: Value) -> bool:
     """Exactly when both are exact, unless a decimal meets a value no decimal writes; else at
-    the relative tolerance."""
+    REL_TOL where a decimal took part, at CLOSED_TOL (DIGITS digits) where none did."""
     both_exact = gold.exact is not None and answer.exact is not None
     approximated = (answer.decimal and _endless(gold)) or (gold.decimal and _endless(answer))
     if both_exact and gold.exact != answer.exact and not approximated:
         return False
     a, b = gold.approx, answer.approx
-    return bool(abs(a - b) <= mpmath.mpf(REL_TOL) * max(abs(a), abs(b)))
+    tolerance = REL_TOL if gold.decimal or answer.decimal else CLOSED_TOL
+    return bool(abs(a - b) <= mpmath.mpf(tolerance) * max(abs(a), abs(b)))
 
 
 def _percent(expr: Any) -> tuple[Any, bool]:
@@ -273,8 +276,8 @@ def _varies_against(expr: Any, number: Any) -> bool:
 
 
 def real_value(expr: Any) -> Any:
-    """The value of a finite real number that is no integer (a percent read as x/100), as an
-    mpf (40 digits); None for anything else. What the lenient policy approximates."""
+    """The value of a finite real number (a percent read as x/100), as an mpf (DIGITS + 10
+    digits); None for anything else. What the lenient policy approximates."""
     try:
         if not _scalar(expr) or expr in _INFINITIES:
             return None
@@ -282,8 +285,6 @@ def real_value(expr: Any) -> Any:
         with mpmath.workdps(DIGITS + 10):
             value = value_of(inner).hundredth() if percent else value_of(inner)
     except Exception:
-        return None
-    if value.exact is not None and value.exact[1] == 0 and value.exact[0].denominator == 1:
         return None
     approx = value.approx
     return approx.real if approx.imag == 0 and mpmath.isfinite(approx.real) else None

@@ -15,14 +15,14 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from llmeval.verify.typeset import TEXT_WRAPPER
+from llmeval.verify.typeset import SPACING, TEXT_WRAPPER
 
 if TYPE_CHECKING:
     from llmeval.records import VerdictStatus
 
 Same = Callable[[str, str], bool]  # whether an answer part equals a gold part (the verifier)
 _MAX_CHARS = 1000  # no time, letter, word list or ordering answer is longer
-_SPACING = re.compile(r"\\left\b|\\right\b|\\[,;:! ]|\\q?quad\b|[$~*]")
+_SPACING = re.compile(rf"\\left\b|\\right\b|{SPACING}|[$*]")
 _TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([ap])\.?\s*m\.?)?", re.I)
 _LETTER = re.compile(r"\(\s*([A-Za-z])\s*\)|([A-Za-z])")
 # An option's letter opening a text: `(H) its text`, `C) text`, `B.`, `B:`, `**B**`, a lone `B`.

@@ -1,7 +1,7 @@
-"""Typesetting: the commands whose braces hold text (one list, for every rule that reads or
-drops such a wrapper), and an answer that is its gold as written: the same text once
-typesetting that never changes the math is dropped. Decided before any parser, so the
-verifier is reflexive by construction."""
+"""Typesetting: the commands whose braces hold text and the spacing commands (one list each,
+for every rule that reads or drops them), and an answer that is its gold as written: the same
+text once typesetting that never changes the math is dropped. Decided before any parser, so
+the verifier is reflexive by construction."""
 
 from __future__ import annotations
 
@@ -10,9 +10,12 @@ import re
 # Commands whose braces hold text, not math: `\text{ cm}`, `\mathrm{e}`, `\textbf{(C)}`
 TEXT = r"\\(?:textbf|textit|textrm|text|mathrm|mathbf|mathit|mbox|operatorname|rm)"
 TEXT_WRAPPER = re.compile(TEXT + r"\s*+\{([^{}]*+)\}")  # its content: `\text{(C)}` -> `(C)`
+# Spacing commands (thin, medium, thick and negative spaces, `\ `, quads, `~`): never part of
+# the math, in any rule (a `\\` ending a matrix row is no `\ `)
+SPACING = r"(?<!\\)\\[,;:!> ]|\\(?:q?quad|enspace|thinspace|medspace|thickspace)(?![A-Za-z])|~"
 # Typesetting that never changes the math: math delimiters, \left/\right, spacing, \displaystyle
 _TYPESETTING = re.compile(
-    r"(?<!\\)(?:\$|\\[()\[\]])|\\(?:left|right|displaystyle|q?quad)(?![A-Za-z])|\\[,;:! ]"
+    rf"(?<!\\)(?:\$|\\[()\[\]])|\\(?:left|right|displaystyle)(?![A-Za-z])|{SPACING}"
 )
 _GAP = re.compile(r"\s++")
 

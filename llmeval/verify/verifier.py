@@ -6,11 +6,13 @@ text reaches nothing but `math_verify.parse`.
 
 - strict: the final boxed answer, normalised (`answer.py`), against the normalised gold
   (`gold.py`): shaped golds (times, letters, words, sets, orderings) by `shapes.py`, lists
-  part by part (`lists.py`), numbers exactly or within a relative 1e-6 (`numbers.py`),
-  anything else by `math_verify.verify` (equations made comparable by `equations.py`).
-- lenient: the same, and a plain decimal approximating a numeric gold passes (relative 1e-4,
-  or the gold rounded to the answer's decimals); a finished unboxed output is read after a
-  final-answer anchor, else by its last number (`evaluate.policy_answers.read_answers`).
+  part by part (`lists.py`), numbers exactly, at 50 digits, or within a relative 1e-6 where a
+  decimal took part (`numbers.py`), anything else by `math_verify.verify` (equations made
+  comparable by `equations.py`); an answer past its gold's size bound only as a constant
+  (`work.py`).
+- lenient: the same, and a plain decimal approximating a numeric gold passes (`lenient.py`);
+  a finished unboxed output is read after a final-answer anchor, else by its last number
+  (`evaluate.policy_answers.read_answers`).
 """
 
 from __future__ import annotations
@@ -24,16 +26,13 @@ from typing import Any, Literal
 
 from llmeval.records import Verdict, VerdictStatus, cache_key
 from llmeval.tasks import AnswerKind
+from llmeval.verify.work import TOO_LONG, constant, within
 
 Policy = Literal["strict", "lenient"]
 POLICIES: tuple[Policy, ...] = ("strict", "lenient")
 # Bump when anything below changes a verdict: every cached verdict of that policy then misses.
-POLICY_IDS = {"strict": "strict-last-box-v7", "lenient": "lenient-anchor-approx-v6"}
+POLICY_IDS = {"strict": "strict-last-box-v8", "lenient": "lenient-anchor-approx-v7"}
 GOLD_UNPARSED = "gold unparsed"
-# An answer longer than this many characters and this many times its gold is not compared:
-# sympy's cost grows with the size (a random 350-character sum took 5 s), no final answer is
-# that long, and one answer would cost the whole deadline.
-TOO_LONG, LONG_CHARS, LONG_PER_GOLD = "answer too long to compare", 200, 10
 # math-verify's comparison options, fixed (its defaults, written out so they cannot drift).
 FLOAT_ROUNDING = 6
 NUMERIC_PRECISION = 15
@@ -217,16 +216,20 @@ def verify(
     gold_parsed = parse_gold(gold)
     if not gold_parsed:  # counted and named by eval; never silently wrong
         return "incorrect", None, GOLD_UNPARSED
-    normalized = normalize_answer(answer, gold)
-    if len(normalized) > max(LONG_CHARS, LONG_PER_GOLD * len(gold)):
+    gold_latex, normalized = normalize_gold(gold) or "", normalize_answer(answer, gold)
+    full = within(normalized, gold_latex)  # else only a constant, by value (`work.py`)
+    if not full and not (constant(normalized) and constant(gold_latex)):
         return "incorrect", None, TOO_LONG
-    listed = list_status(normalize_gold(gold) or "", normalized, _same)
+    listed = list_status(gold_latex, normalized, _same)
     if listed is not None:
         return listed, None, None
-    if _equal(gold_parsed, parse_answer(normalized)):
+    matched = _equal(gold_parsed, parse_answer(normalized), full)
+    if matched is None:
+        return "incorrect", None, TOO_LONG
+    if matched:
         return "correct", None, None
     gold_value = first_expr(gold_parsed)
-    lenient = gold_value is not None and approx_equal(gold_value, normalized)
+    lenient = gold_value is not None and approx_equal(gold_value, gold_latex, normalized)
     return "incorrect", ("correct" if lenient else None), None
 
 
@@ -235,15 +238,16 @@ def _same(gold: str, answer: str) -> bool:
     return verify(gold=gold, answer=answer)[0] == "correct"
 
 
-def _equal(gold_parsed: list[Any], answer_parsed: list[Any]) -> bool:
-    """Parsed gold and answer compared: numbers by `numbers.compare`, the rest by
-    math-verify, equations made comparable first (`equations.py`)."""
+def _equal(gold_parsed: list[Any], answer_parsed: list[Any], full: bool = True) -> bool | None:
+    """Parsed gold and answer compared: numbers by `numbers.compare`, the rest (when `full`:
+    the answer is within its bound) by math-verify, equations made comparable first
+    (`equations.py`); None when not `full` and not numbers."""
     from llmeval.verify.equations import prepare
     from llmeval.verify.numbers import compare
 
     gold_parsed, answer_parsed = prepare(gold_parsed, answer_parsed)
     matched = compare(gold_parsed, answer_parsed)
-    if matched is None:
+    if matched is None and full:
         matched = _math_verify().verify(
             gold_parsed,
             answer_parsed,
@@ -253,7 +257,7 @@ def _equal(gold_parsed: list[Any], answer_parsed: list[Any]) -> bool:
             allow_set_relation_comp=False,
             timeout_seconds=None,
         )
-    return bool(matched)
+    return None if matched is None else bool(matched)
 
 
 _WARM_PAIRS = (
