@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-fast test-vllm lint format stress bench clean llama-server smollm2
+.PHONY: install demo test test-fast test-vllm lint format stress bench clean llama-server smollm2 ledger
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,10 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(PY) -m ruff format llmeval tests bench scripts
 	$(PY) -m ruff check --fix llmeval tests bench scripts
+
+## The verdict ledger (tests/data/verdict_ledger.jsonl) recomputed and rewritten; prints what changed.
+ledger: $(STAMP)
+	$(PY) -m tests.support.ledger
 
 ## Reliability stress runs, full size (about 15 min on 2 busy cores); each prints its figures last.
 stress: $(STAMP)
