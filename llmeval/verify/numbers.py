@@ -16,8 +16,8 @@ from sympy import Add, FiniteSet, Float, Interval, MatrixBase, Mul, Pow, Rationa
 
 from llmeval.verify.lists import perfect_matching
 
-REL_TOL = 1e-6  # where a decimal took part: it may be rounded
-CLOSED_TOL = 1e-40  # closed forms (no decimal): equal values, not approximations (355/113 is no pi)
+REL_TOL = 1e-6  # where an integer or a decimal took part: it may be a rounding
+CLOSED_TOL = 1e-40  # closed forms otherwise: equal values, not approximations (355/113 is no pi)
 DIGITS = 50  # evalf's significant digits; values are compared with 10 more
 MAX_NODES = 2000  # larger expression trees are no numbers here
 MAX_EXACT_BITS = 20_000  # larger exact values (10^{10^9}, 3000!) are evaluated approximately
@@ -37,6 +37,12 @@ class Value(NamedTuple):
     exact: tuple[Fraction, Fraction] | None
     decimal: bool
     approx: Any
+
+    @property
+    def positional(self) -> bool:
+        """Written in digits (an integer or a decimal): what a rounding looks like."""
+        exact = self.exact
+        return self.decimal or (exact is not None and exact[1] == 0 and exact[0].denominator == 1)
 
     def hundredth(self) -> Value:
         exact = None if self.exact is None else (self.exact[0] / 100, self.exact[1] / 100)
@@ -106,13 +112,13 @@ def _endless(value: Value) -> bool:
 
 def _equal(gold: Value, answer: Value) -> bool:
     """Exactly when both are exact, unless a decimal meets a value no decimal writes; else at
-    REL_TOL where a decimal took part, at CLOSED_TOL (DIGITS digits) where none did."""
+    REL_TOL where an integer or a decimal took part, at CLOSED_TOL (DIGITS digits) if not."""
     both_exact = gold.exact is not None and answer.exact is not None
     approximated = (answer.decimal and _endless(gold)) or (gold.decimal and _endless(answer))
     if both_exact and gold.exact != answer.exact and not approximated:
         return False
     a, b = gold.approx, answer.approx
-    tolerance = REL_TOL if gold.decimal or answer.decimal else CLOSED_TOL
+    tolerance = REL_TOL if gold.positional or answer.positional else CLOSED_TOL
     return bool(abs(a - b) <= mpmath.mpf(tolerance) * max(abs(a), abs(b)))
 
 

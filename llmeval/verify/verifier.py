@@ -6,10 +6,10 @@ text reaches nothing but `math_verify.parse`.
 
 - strict: the final boxed answer, normalised (`answer.py`), against the normalised gold
   (`gold.py`): shaped golds (times, letters, words, sets, orderings) by `shapes.py`, lists
-  part by part (`lists.py`), numbers exactly, at 50 digits, or within a relative 1e-6 where a
-  decimal took part (`numbers.py`), anything else by `math_verify.verify` (equations made
-  comparable by `equations.py`); an answer past its gold's size bound only as a constant
-  (`work.py`).
+  part by part (`lists.py`), numbers exactly, at 50 digits, or within a relative 1e-6 where an
+  integer or a decimal took part (`numbers.py`), anything else by `math_verify.verify`
+  (equations made comparable by `equations.py`); an answer past its gold's size bound only as
+  a constant (`work.py`).
 - lenient: the same, and a plain decimal approximating a numeric gold passes (`lenient.py`);
   a finished unboxed output is read after a final-answer anchor, else by its last number
   (`evaluate.policy_answers.read_answers`).
