@@ -14,7 +14,7 @@ from llmeval.verify.typeset import SPACING, TEXT, same_text
 
 PROSE = re.compile(r"(?<!\\)\$\s*+,?\s*+(?:where|for|with)\b.*$", re.S)
 DOLLAR = re.compile(r"(?<!\\)\$")
-_E_NOTATION = re.compile(r"(?<![\w.\\])(\d++\.\d*+|\.\d++|\d++)[eE]([+-]?\d{1,4})(?![\w.^{])")
+_E_NOTATION = re.compile(r"(?<![\w.\\])(\d++\.\d*+|\.\d++|\d++)[eE]([+-]?\d{1,4})(?![\w^{]|\.\d)")
 # Bare unit words ending the text after a number or a group: `125 miles`, `10weeks`, `10 cm^2`
 _UNIT_WORDS = re.compile(
     r"(?<=[\d}])\s*+((?:[A-Za-z]++(?:\s*+\^\s*+(?:\{\s*+-?\d{1,2}\s*+\}|-?\d))?+\s*+)++)$"
