@@ -125,6 +125,24 @@ def test_each_docs_page_starts_with_its_command(page: Path) -> None:
     assert commands(page), page.name
 
 
+def slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces as '-'."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.parametrize("page", [README, *PAGES], ids=lambda p: p.name)
+def test_every_link_of_the_page_leads_somewhere(page: Path) -> None:
+    for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+        if target.startswith(("http://", "https://")):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (page.parent / path).resolve() if path else page
+        assert linked.exists(), f"{page.name}: {target}: no such file"
+        if anchor and linked.suffix == ".md":
+            headings = re.findall(r"^#+ (.+)$", linked.read_text(), re.M)
+            assert anchor in {slug(h) for h in headings}, f"{page.name}: {target}: no such heading"
+
+
 def test_the_commands_are_read_as_a_shell_would() -> None:
     page = ROOT / "docs" / "cluster.md"
     (submit, dry) = [c for c in commands(page) if c.argv[0] == "scripts/slurm/submit.sh"]
