@@ -1,6 +1,5 @@
-"""The record vocabulary shared by both stages: problems, generations, run specs, verdicts.
-`infer` and `eval` never import each other; these models and the JSONL files are their only
-contract. Readers ignore unknown fields so the format can grow."""
+"""The record vocabulary shared by both stages: problems, generations, run specs, verdicts. infer
+and eval never import each other: these and the JSONL files are their contract (fields may grow)."""
 
 from __future__ import annotations
 
@@ -109,9 +108,8 @@ class SampleKey(_Record):
 
 
 class ServerInfo(_Record):
-    """What the server said about itself during a run: the model id it serves (and the weights
-    behind it: vLLM's `root`), its version (vLLM's `/version`) and the `system_fingerprint` of
-    its responses, where offered; short strings, never more."""
+    """What the server said about itself during a run, where offered: the model id it serves (vLLM's
+    `root`: the weights behind it), its `/version`, its replies' `system_fingerprint`; short."""
 
     model_id: str | None = None
     model_root: str | None = None
@@ -127,9 +125,8 @@ class Segment(_Record):
 
 
 class RunSpec(Sampling):
-    """What produced an output file: its sampling, and the model, servers (no credentials),
-    task, n and input; written beside it as `<output>.spec.json`. A resume whose comparable
-    fields differ is refused, and so is a merge of files (shards) whose specs differ."""
+    """What produced an output file (`<output>.spec.json`): its sampling, model, servers (without
+    credentials), task, n, input. A resume, or a merge of shards, whose specs differ is refused."""
 
     model: str
     base_urls: list[str] = Field(default_factory=list)
@@ -247,6 +244,7 @@ class TaskScore(_Record):
     sample_stderr: float | None
     pass_at_k: dict[str, float] = Field(default_factory=dict)
     maj_at_k: dict[str, float] = Field(default_factory=dict)
+    pass_hat_k: dict[str, float] = Field(default_factory=dict)  # all k samples right: C(c,k)/C(n,k)
     n_correct: int = 0
     n_incorrect: int = 0
     n_no_answer: int = 0
