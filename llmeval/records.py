@@ -140,6 +140,7 @@ class RunSpec(Sampling):
     shard: str | None = None  # "K/N": this file holds shard K of N of the run (shards.py)
     server: ServerInfo | None = None
     segments: list[Segment] = Field(default_factory=list)  # each settings drawn under (--force)
+    model_date: str | None = None  # the model's date (--model-date): no setting, not compared
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
@@ -149,7 +150,7 @@ class RunSpec(Sampling):
 
     # Fields the files of one run may differ in (shard, servers, input path, llmeval version)
     LOCAL: ClassVar[frozenset[str]] = frozenset(
-        {"base_urls", "input_file", "llmeval_version", "shard", "server"}
+        {"base_urls", "input_file", "llmeval_version", "shard", "server", "model_date"}
     )
     # ... and what a resume may change besides: n grows (the segments are its history)
     RESUMABLE_CHANGES: ClassVar[frozenset[str]] = LOCAL | {"n_samples", "segments"}
@@ -245,6 +246,7 @@ class TaskScore(_Record):
     pass_at_k: dict[str, float] = Field(default_factory=dict)
     maj_at_k: dict[str, float] = Field(default_factory=dict)
     pass_hat_k: dict[str, float] = Field(default_factory=dict)  # all k samples right: C(c,k)/C(n,k)
+    model_date: str | None = None  # the model's (run spec's, else --model-date): contests after it
     n_correct: int = 0
     n_incorrect: int = 0
     n_no_answer: int = 0

@@ -11,7 +11,9 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator
 
 AnswerKind = Literal["math", "choice"]
 # "held": the day the contest was sat (its first day, for a set of two papers); "published":
@@ -229,6 +231,10 @@ def iso_date(text: str) -> str:
     except ValueError:
         pass
     raise ValueError(f"{text!r} is not a date written YYYY-MM-DD")
+
+
+# a date field of an options model: checked as `iso_date` checks it
+IsoDate = Annotated[str, AfterValidator(iso_date)]
 
 
 def render_prompt(template: str, problem: str) -> str:

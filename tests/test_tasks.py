@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 
@@ -78,6 +79,24 @@ def test_the_data_readme_table_is_the_registry() -> None:
         assert date == f"{task.date} ({task.date_kind})", file
         src = task.source
         assert (source, licence) == (f"{src.repository}, {src.path}, {src.commit}", src.licence)
+
+
+DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "contests.md"
+
+
+def test_the_docs_task_table_is_the_registry() -> None:
+    """The docs' task table lists every task with what the registry says: its contest, problems,
+    date, source and checksum (issue 41.1: the table shows the dates)."""
+    rows = _rows(DOCS_PAGE.read_text(), "| task | contest | problems |")
+    assert [row[0] for row in rows] == [f"`{name}`" for name in TASKS]
+    for name, contest, count, answers, date, source, digest in rows:
+        task = TASKS[name.strip("`")]
+        assert task.data_file is not None and task.sha256 is not None
+        assert (contest, date, source) == (task.title, f"{task.date} ({task.date_kind})",
+                                           str(task.source))  # fmt: skip
+        assert int(count) == len(task.data_file.read_text().splitlines())
+        assert digest == f"`{task.sha256[:12]}`"
+        assert answers.startswith("letters") == (task.kind == "choice")
 
 
 def test_every_task_has_its_data_file_and_a_date() -> None:

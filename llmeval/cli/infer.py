@@ -79,6 +79,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--response_key", help="upstream: also write the text under this key")
     add("--http", help=argparse.SUPPRESS)  # removed: one HTTP stack; a clear error below
     add("--force", action="store_true", help="resume even though parameters changed")
+    add("--model-date", metavar="YYYY-MM-DD",
+        help="the model's date (its release or training cut-off), kept in the run spec: eval "
+        "shows its score over the contests held after it")  # fmt: skip
     add("--progress", choices=["auto", "bar", "plain"], default="auto")
     add("--progress-interval", type=float, default=5.0, help="seconds between plain lines")
     p.set_defaults(func=run)
@@ -136,6 +139,7 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         progress_interval=args.progress_interval,
         shard=shard,
         shard_source=shard_source,
+        model_date=args.model_date,
     )
 
 

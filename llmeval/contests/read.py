@@ -43,6 +43,8 @@ def read_contest(path: Path, name: str) -> Contest:
         return _matharena(path, name)
     if path.suffix.lower() == ".csv":
         return Contest(_csv(path, name), "CSV")
+    if path.suffix.lower() == ".json":  # one JSON document (SkyThought's results.json)
+        return _generations(path, name)
     first = next(read_dicts(path, skip_torn=False), None)
     if first is None:
         raise InputError(path, "no problems in the file")
@@ -162,7 +164,8 @@ def _generations(path: Path, name: str) -> Contest:
     source.said()
     if not found:
         raise InputError(path, "no problems in the file")
-    return Contest([p for _, p in found.values()], f"JSONL ({source.layout or 'generations'})")
+    kind = "JSON" if path.suffix.lower() == ".json" else "JSONL"
+    return Contest([p for _, p in found.values()], f"{kind} ({source.layout or 'generations'})")
 
 
 def _text(path: Path) -> str:

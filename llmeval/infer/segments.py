@@ -24,4 +24,5 @@ def continued(spec: RunSpec, stored: RunSpec, changed: bool) -> RunSpec:
         mine = segment_of(spec)
         if all(s.id != mine.id for s in segments):
             segments.append(mine)
-    return spec.model_copy(update={"segments": segments})
+    model_date = spec.model_date or stored.model_date  # a resume without --model-date keeps it
+    return spec.model_copy(update={"segments": segments, "model_date": model_date})
