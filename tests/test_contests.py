@@ -92,6 +92,8 @@ def test_a_matharena_folder_becomes_a_task_that_infer_eval_and_report_run(
         assert main([*argv, "--n-samples", "2", *FAST]) == 0
     samples = rows(run)
     assert len(samples) == 8 and {s["task"] for s in samples} == {"hmmt26"}
+    assert main(["infer", "--output", str(tmp_path / "o.jsonl")]) == 2  # no problems named
+    assert "error: give the problems: --input FILE, or --task NAME" in capsys.readouterr().err
     # MathArena's prompt: its own instruction, then the problem
     assert samples[0]["prompt"] == f"{INSTRUCTION}\n\n{PROBLEMS[1][0]}"
     spec = json.loads(Path(f"{run}.spec.json").read_text())
