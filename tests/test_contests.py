@@ -6,10 +6,8 @@ infer, eval and report then run like a shipped one."""
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 import os
-import shlex
 from pathlib import Path
 
 import pytest
@@ -199,26 +197,3 @@ def test_a_contest_without_a_date_or_an_answer_is_refused_in_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
     assert os.listdir(user_tasks_dir()) == []
-
-
-def test_the_docs_commands_run(tmp_path: Path, monkeypatch, capsys) -> None:
-    """Every command of docs/contests.md, as written (infer is given the loopback server)."""
-    page = (Path(__file__).resolve().parents[1] / "docs" / "contests.md").read_text()
-    block = page.split("```bash\n", 1)[1].split("```", 1)[0]
-    commands = [shlex.split(line) for line in block.splitlines() if line.strip()]
-    assert [argv[:2] for argv in commands] == [
-        ["llmeval", "tasks"], ["llmeval", "task"], ["llmeval", "infer"], ["llmeval", "eval"],
-        ["llmeval", "report"],
-    ]  # fmt: skip
-    monkeypatch.chdir(tmp_path)
-    matharena(tmp_path / "hmmt_feb_2026", date=None)
-    golds = {text: gold.strip('"') for text, gold in PROBLEMS.values()}
-    with serve(answers=golds, accuracy=1.0) as srv:
-        for argv in commands:
-            extra = ["--base-url", srv.url, *FAST] if argv[1] == "infer" else []
-            assert main([*argv[1:], *extra]) == 0, argv
-    out = capsys.readouterr().out
-    line = "after the model's date: test-model (2025-04-29): 100.0 over the contest held after it "
-    assert f"{line}(hmmt26); 100.0 over all 1" in out
-    report = (tmp_path / "report.html").read_text()
-    assert html.escape(f"{line}(hmmt26); 100.0 over all 1") in report

@@ -81,7 +81,7 @@ def test_the_data_readme_table_is_the_registry() -> None:
         assert (source, licence) == (f"{src.repository}, {src.path}, {src.commit}", src.licence)
 
 
-DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "contests.md"
+DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "tasks.md"
 
 
 def test_the_docs_task_table_is_the_registry() -> None:
@@ -89,6 +89,7 @@ def test_the_docs_task_table_is_the_registry() -> None:
     date, source and checksum (issue 41.1: the table shows the dates)."""
     rows = _rows(DOCS_PAGE.read_text(), "| task | contest | problems |")
     assert [row[0] for row in rows] == [f"`{name}`" for name in TASKS]
+    assert "`math` (any problems with a boxed answer" in DOCS_PAGE.read_text()
     for name, contest, count, answers, date, source, digest in rows:
         task = TASKS[name.strip("`")]
         assert task.data_file is not None and task.sha256 is not None
