@@ -22,6 +22,7 @@ FORBIDDEN = {
     "report": {"infer", "client"},
     "judge": {"infer", "evaluate", "verify", "report"},
     "runs": {"infer", "evaluate", "verify", "client", "report", "judge", "cli"},
+    "contests": {"infer", "client", "report", "judge"},  # reads with eval's readers, verifies
 }
 # Stage-neutral packages -> the only llmeval modules besides their own they may import.
 ALLOWED = {"runs": {"records", "files", "jsonl", "errors", "sampling"}}

@@ -114,6 +114,7 @@ def build_spec(opts: InferOptions, model: str, base_urls: list[str]) -> RunSpec:
         input_sha256=input_sha256,
         llmeval_version=__version__,
         shard=str(opts.shard) if opts.shard else None,
+        model_date=opts.model_date,
     )
 
 
