@@ -194,9 +194,14 @@ def taken(name: str) -> bool:
     return name in TASKS or name in ALIASES or name == GENERIC.name
 
 
+def task_names() -> list[str]:
+    """Every task's name: the shipped ones, then the user's own (`task add`)."""
+    return [*TASKS, *(t.name for t in user_tasks())]
+
+
 def unknown_task(name: str) -> str:
     """What an unknown task name is told: the nearest names, and every name."""
-    names = [*TASKS, *(t.name for t in user_tasks()), GENERIC.name]
+    names = [*task_names(), GENERIC.name]
     base = name.strip().rsplit("/", 1)[-1].lower()
     near = difflib.get_close_matches(base, names, n=2, cutoff=0.5)
     nearest = f" (nearest: {', '.join(near)})" if near else ""

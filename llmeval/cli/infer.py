@@ -17,7 +17,7 @@ from llmeval.problems import InputKeys
 from llmeval.records import Generation
 from llmeval.runs.pairs import Shard, parse_shard, slurm_shard
 from llmeval.sampling import Sampling
-from llmeval.tasks import MATH_TEMPLATE, TASKS, get_task, task_from_filename, unknown_task
+from llmeval.tasks import MATH_TEMPLATE, get_task, task_from_filename, task_names, unknown_task
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 log = logging.getLogger("llmeval")
@@ -161,7 +161,7 @@ def _check_response_key(key: str | None) -> None:
 
 def _warn_no_task(path: str, own_template: bool) -> None:
     """No task in the input's name nor --task: what eval will make of the run."""
-    known = f"{', '.join(TASKS)}, math"
+    known = f"{', '.join(task_names())}, math"
     if own_template:
         then = "eval will need --task NAME (math: boxed answers checked as math)"
     else:

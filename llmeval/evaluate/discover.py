@@ -14,7 +14,7 @@ from llmeval.errors import InputError, UsageError
 from llmeval.files import open_regular
 from llmeval.records import RunSpec
 from llmeval.runs.layout import SHARDS_SUFFIX, SIDE_SUFFIXES, run_output, shard_of
-from llmeval.tasks import GENERIC, TASKS, Task, get_task, task_from_filename, unknown_task
+from llmeval.tasks import GENERIC, Task, get_task, task_from_filename, task_names, unknown_task
 
 log = logging.getLogger("llmeval")
 META_FIELDS = ("subject", "level")
@@ -111,7 +111,7 @@ def resolve_task(path: Path, flag: str | None, spec: RunSpec | None) -> Task:
     if task is None:
         raise InputError(
             path,
-            f"cannot tell the task from the file name; pass --task NAME ({', '.join(TASKS)}; "
-            "math: any problems with a boxed answer)",
+            "cannot tell the task from the file name; pass --task NAME "
+            f"({', '.join(task_names())}; math: any problems with a boxed answer)",
         )
     return task

@@ -6,7 +6,6 @@ gold where a problem's rows hold another one."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from functools import lru_cache
 from pathlib import Path
@@ -15,7 +14,7 @@ from llmeval.errors import LlmevalError
 from llmeval.evaluate.discover import META_FIELDS
 from llmeval.evaluate.reading import InputRun, Reference, reread_run
 from llmeval.evaluate.samples import Sample
-from llmeval.files import read_file
+from llmeval.files import file_sha256
 from llmeval.problems import InputKeys, load_problems
 from llmeval.records import Problem, RunSpec
 from llmeval.runs.problems import match_problems, statements, text_key
@@ -62,7 +61,7 @@ def _same_file(path: Path, mtime: float, spec: RunSpec | None) -> bool:
 
 @lru_cache(maxsize=8)
 def _sha256(path: Path, mtime: float) -> str:
-    return hashlib.sha256(read_file(path)).hexdigest()
+    return file_sha256(path)  # (cached by path and mtime: a run of shards asks per file)
 
 
 def match_reference(source: InputRun, found: tuple[Path, tuple[Problem, ...]] | None) -> Reference:

@@ -24,7 +24,7 @@ from llmeval.errors import (
     ServerError,
     UsageError,
 )
-from llmeval.files import make_folder, write_json_atomic
+from llmeval.files import file_sha256, make_folder, write_json_atomic
 from llmeval.infer.options import InferOptions
 from llmeval.infer.resume import (
     ResumeScan,
@@ -101,8 +101,7 @@ def unknown_ids(problems: Iterable[Problem], done: set[Pair]) -> set[str]:
 
 def build_spec(opts: InferOptions, model: str, base_urls: list[str]) -> RunSpec:
     """The run spec of these options, the servers as the client shows them (no credentials)."""
-    with Path(opts.input).open("rb") as handle:
-        input_sha256 = hashlib.file_digest(handle, "sha256").hexdigest()
+    input_sha256 = file_sha256(opts.input)
     return RunSpec(
         **opts.sampling.model_dump(),
         model=model,
