@@ -19,6 +19,7 @@ from llmeval.evaluate.table import export_verdicts, print_report
 from llmeval.files import write_json_atomic
 from llmeval.progress import Progress
 from llmeval.records import ScoreReport
+from llmeval.terminal import printable_copy
 from llmeval.verify.pool import DEFAULT_MEMORY_MB, default_workers
 
 if TYPE_CHECKING:
@@ -174,7 +175,7 @@ def _score(args: argparse.Namespace) -> ScoreReport:
         write_json_atomic(args.result_json, result.report)
     if args.export_verdicts:
         export_verdicts(args.export_verdicts, result)
-    return result.report
+    return printable_copy(result.report)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from llmeval.evaluate.labels import shard_layout
 from llmeval.files import atomic_file
 from llmeval.records import ScoreReport, TaskScore
 from llmeval.report.tokens import Prices
+from llmeval.terminal import printable_copy
 
 log = logging.getLogger("llmeval")
 
@@ -96,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write(args: argparse.Namespace, prices: Prices | None, refreshed: str = "") -> ScoreReport:
-    """Evaluate, build and write the report once; its figures alone are kept."""
+    """Evaluate, build and write the report once; its figures alone are kept, to be shown
+    (`--follow`'s lines), every name in them made printable."""
     started = time.monotonic()
     result = evaluate(args, keep_texts=True)
     # the HTML side loads when `report` runs, not for every command
@@ -135,4 +137,4 @@ def _write(args: argparse.Namespace, prices: Prices | None, refreshed: str = "")
         "report: %s (%.1f MB, %d samples, %.1f s)",
         args.out, len(page) / 1e6, len(current.samples), time.monotonic() - started,
     )  # fmt: skip
-    return result.report
+    return printable_copy(result.report)
