@@ -13,6 +13,7 @@ from llmeval import __version__
 from llmeval.cli.eval import add_eval_options, evaluate, refuse_overwrite
 from llmeval.cli.follow import add_follow, check_follow, follow, stamp
 from llmeval.errors import UsageError
+from llmeval.evaluate.headline import cache_notes
 from llmeval.evaluate.labels import shard_layout
 from llmeval.files import atomic_file
 from llmeval.records import ScoreReport, TaskScore
@@ -106,14 +107,15 @@ def _write(args: argparse.Namespace, prices: Prices | None, refreshed: str = "")
     from llmeval.report.html import render_report
     from llmeval.report.inputs import run_from_eval, tell_apart
 
-    current = run_from_eval(result, args.label)
+    current, cache = run_from_eval(result, args.label), result.report.cache
+    notes = cache_notes(cache)  # verdicts used that llmeval did not write here
     meta = {
         "model": current.label,
         "files": ", ".join(_files(score) for score in result.report.tasks),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "llmeval": result.report.llmeval_version or __version__,
         "verifier": result.report.verifier,
-        "verdicts": f"{result.report.cache.hits} cached, {result.report.cache.new} verified now",
+        "verdicts": "; ".join([f"{cache.hits} cached, {cache.new} verified now", *notes]),
     }
     incomplete = sum(not score.complete for score in result.report.tasks)
     if incomplete:

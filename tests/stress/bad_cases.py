@@ -134,7 +134,8 @@ def read_only(what: str) -> Callable[[Path, Env], Setup]:
             path = _write(ro / "aime24_run.jsonl", _rows(_gen("p1", 0, "\\boxed{x+1}")))
             setup = Setup(["eval", str(path), "--no-progress"], path, str(ro))
         elif what == "export":
-            export = _write(ro / "v.jsonl", b'{"an": "earlier export"}\n')
+            row = b'{"problem_id": "p1", "status": "correct", "correct": true, "pred": "1"}\n'
+            export = _write(ro / "v.jsonl", row)  # an earlier export (another file: refused)
             setup = Setup(["eval", str(gen), "--no-progress", "--export-verdicts", str(export)],
                           export, str(export))  # fmt: skip
         elif what == "result":
