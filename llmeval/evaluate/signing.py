@@ -8,8 +8,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
-import json
 import logging
+import operator
 import os
 import stat
 import tempfile
@@ -20,6 +20,7 @@ from llmeval.records import Verdict
 
 log = logging.getLogger("llmeval")
 KEY_BYTES = 32
+_FIELDS = operator.attrgetter(*Verdict.model_fields)  # every field, as a tuple
 
 
 def key_path() -> Path:
@@ -90,14 +91,13 @@ def _no_key(path: Path, why: str) -> None:
 
 
 def seal(verdict: Verdict) -> str | None:
-    """The seal of `verdict` (every field of a `Verdict`) under this user's key; None without
-    a key."""
+    """The seal of `verdict` under this user's key: a keyed BLAKE2b (a MAC) of the `repr` of
+    all its fields (None and 'None' differ), 128 bits in hex; None without a key."""
     key = machine_key()
     if key is None:
         return None
-    fields = {name: getattr(verdict, name) for name in Verdict.model_fields}
-    message = json.dumps(fields, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-    return hmac.new(key, message.encode(), hashlib.sha256).hexdigest()[:32]
+    message = repr(_FIELDS(verdict)).encode("utf-8", "backslashreplace")
+    return hashlib.blake2b(message, key=key, digest_size=16).hexdigest()
 
 
 def sealed_here(verdict: Verdict, mark: str | None) -> bool:

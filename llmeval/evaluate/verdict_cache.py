@@ -54,7 +54,7 @@ class VerdictCache:
         self._known: dict[Path, set[str]] = {}
         self.verdicts: dict[str, Verdict] = {}
         self._source: dict[str, Path] = {}  # the file each verdict was read from
-        self._foreign: set[str] = set()  # keys whose verdict bears no seal of this machine
+        self._here: dict[str, bool] = {}  # written here? (a seal is checked once it is used)
         self._foreign_used: dict[Path, set[str]] = {}
         self._writers: dict[Path, JsonlAppender | None] = {}
         for path in paths:
@@ -81,10 +81,7 @@ class VerdictCache:
                     continue
                 self.verdicts[line.key], self._source[line.key] = line, path
                 self._known[path].add(line.key)
-                if sealed_here(line, line.mac):
-                    self._foreign.discard(line.key)
-                else:
-                    self._foreign.add(line.key)
+                self._here.pop(line.key, None)
         except InputError as exc:  # (a forged or broken line: the user decides)
             raise LlmevalError(f"{exc} (a verdict cache: --no-cache scores without it)") from None
         if others:
@@ -101,9 +98,19 @@ class VerdictCache:
             return None
         if verdict.status == "timeout" and (verdict.timeout_s or 0.0) < self.timeout_s:
             return None
-        if key in self._foreign:
+        if not self._written_here(key):
             self._foreign_used.setdefault(self._source[key], set()).add(key)
         return verdict
+
+    def _written_here(self, key: str) -> bool:
+        """Whether the verdict of `key` was verified in this eval or read from a line that
+        bears this machine's seal."""
+        here = self._here.get(key)
+        if here is None:
+            verdict = self.verdicts[key]
+            mac = verdict.mac if isinstance(verdict, CachedVerdict) else None
+            here = self._here[key] = sealed_here(verdict, mac)
+        return here
 
     def foreign(self) -> dict[str, int]:
         """{cache file: verdicts used from it that llmeval did not write on this machine}."""
@@ -115,7 +122,7 @@ class VerdictCache:
         from a line without this machine's seal is copied without one."""
         self.verdicts[verdict.key] = verdict
         if new:  # verified now: neither foreign nor one used from the cache
-            self._foreign.discard(verdict.key)
+            self._here[verdict.key] = True
             for used in self._foreign_used.values():
                 used.discard(verdict.key)
         line = None
@@ -130,7 +137,7 @@ class VerdictCache:
     def _line(self, verdict: Verdict) -> CachedVerdict:
         """`verdict` as a cache line: sealed, unless it was read from a line without a seal."""
         fields = {name: getattr(verdict, name) for name in Verdict.model_fields}
-        mac = None if verdict.key in self._foreign else seal(verdict)
+        mac = seal(verdict) if self._written_here(verdict.key) else None
         return CachedVerdict.model_construct(**fields, mac=mac)
 
     def _append(self, path: Path, verdict: Verdict) -> None:
