@@ -1,7 +1,7 @@
 """Verdicts llmeval wrote on this machine: a secret key of this user (made on first use, mode
-0600, in the user's config folder) and each cached verdict's seal (an HMAC under it). A cache
-shipped with someone else's results, or forged, carries no seal that verifies: its verdicts
-may be used, but are counted and named (keys anyone can compute make forging easy)."""
+0600, in the user's config folder) and each cached verdict's seal, a MAC under it (keyed
+BLAKE2b). A cache shipped with someone else's results, or forged, bears no seal that verifies:
+its verdicts may be used, but are counted and named (anyone can compute the keys)."""
 
 from __future__ import annotations
 
