@@ -14,10 +14,10 @@ from llmeval.cli.eval import add_eval_options, evaluate, refuse_overwrite
 from llmeval.cli.follow import add_follow, check_follow, follow, stamp
 from llmeval.errors import UsageError
 from llmeval.evaluate.headline import cache_notes
-from llmeval.evaluate.labels import shard_layout
 from llmeval.files import atomic_file
 from llmeval.records import ScoreReport, TaskScore
 from llmeval.report.tokens import Prices
+from llmeval.runs.names import shard_layout
 from llmeval.terminal import printable_copy
 
 log = logging.getLogger("llmeval")
