@@ -58,6 +58,10 @@ class PartialError(LlmevalError):
 
 
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)\S*@")
+# A bearer token as a server may quote its Authorization header back (`Bearer sk-...`).
+_BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20)[^\s\"',;]+")
+MIN_SECRET = 6  # a shorter key is hidden only after `Bearer`: replacing it anywhere mangles text
+_SECRETS: set[str] = set()
 
 
 def display_url(url: str) -> str:
@@ -73,6 +77,17 @@ def display_url(url: str) -> str:
     return redact(shown)
 
 
+def hide_secret(secret: str | None) -> None:
+    """From now on `redact` writes `secret` (an API key this process sends) as `***`, wherever
+    it appears: a gateway may quote it back in an error."""
+    if secret and len(secret.strip()) >= MIN_SECRET:
+        _SECRETS.add(secret.strip())
+
+
 def redact(text: str) -> str:
-    """`text` with the `user:password@` of every URL in it written `***@`."""
-    return _USERINFO.sub(r"\1***@", text)
+    """`text` with the `user:password@` of every URL in it written `***@`, every bearer token
+    and every key `hide_secret` was given written `***`: the last filter of every message."""
+    text = _BEARER.sub(r"\1\2***", _USERINFO.sub(r"\1***@", text))
+    for secret in sorted(_SECRETS, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text

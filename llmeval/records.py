@@ -63,8 +63,7 @@ class Usage(_Record):
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
-    # of the completion, those spent reasoning (the server's
-    # `usage.completion_tokens_details.reasoning_tokens`, where it sends one)
+    # of the completion, those spent reasoning (`completion_tokens_details.reasoning_tokens`)
     reasoning_tokens: int | None = None
 
     _sane = field_validator(
@@ -296,6 +295,7 @@ class CacheStats(_Record):
     new: int = 0
     timeouts: int = 0
     files: list[str] = Field(default_factory=list)
+    foreign: dict[str, int] = Field(default_factory=dict)  # file: verdicts used not written here
 
 
 class ScoreReport(_Record):

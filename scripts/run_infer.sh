@@ -33,8 +33,9 @@
 #                 starting, as a Slurm job does while vLLM loads its weights              [0]
 #   LLMEVAL       the llmeval command  [llmeval on PATH, else .venv's, else python3's; said which]
 #   DRY_RUN=1     print the commands, run nothing
-# Passwords in BASE_URLS (http://user:password@host) and an --api-key in EXTRA_ARGS are written
-# as *** in messages, logs and DRY_RUN commands. A model name the server chose is made a safe
+# Passwords in BASE_URLS (http://user:password@host), an --api-key in EXTRA_ARGS, the keys of
+# OPENAI_API_KEY and LLMEVAL_JUDGE_API_KEY and any `Bearer <token>` (a server may quote the key
+# back) are written as *** in messages, logs and DRY_RUN commands. A model name the server chose is made a safe
 # folder name (its last part; '..', '/' and other characters cannot leave output/).
 # Exit code: 0 when every task is complete, else the first failing task's code (3: rerun).
 set -euo pipefail
@@ -57,6 +58,7 @@ MAX_WORKERS=${MAX_WORKERS:-128}
 N_SMALL=${N_SMALL:-64}
 N_LARGE=${N_LARGE:-8}
 read -r -a EXTRA <<<"${EXTRA_ARGS:-}"
+hide_key_flags "${EXTRA[@]}"
 for v in N_SMALL N_LARGE MAX_TOKENS MAX_WORKERS SEED ${N_SAMPLES:+N_SAMPLES} \
   ${THINKING_BUDGET:+THINKING_BUDGET} ${WAIT:+WAIT}; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"

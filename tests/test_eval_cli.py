@@ -324,3 +324,36 @@ def test_names_subjects_and_paths_are_shown_as_text_never_as_markup(
     for text in (*shown, "incomplete: math500 · [/]"):
         assert text in printed, text
     assert "\x1b]8;" not in printed  # no terminal hyperlink
+
+
+def test_an_output_flag_never_replaces_another_runs_rows_spec_or_verdicts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--result-json`, `--export-verdicts` and report's `--out` pointed at another run's
+    generation file, run spec or verdict cache (by any name) replaced it silently, exit 0; the
+    problems file too. Told by content: an output's own earlier copy is replaced as before."""
+    (tmp_path / "B").mkdir()
+    other = write_jsonl(tmp_path / "B" / "rows.txt", hand_rows())
+    argv = ["eval", str(other), "--task", "aime24", "--cache", str(tmp_path / "B" / "cache")]
+    assert main([*argv, "--no-progress"]) == 0
+    spec = tmp_path / "B" / "settings"
+    spec.write_text(json.dumps({"model": "m", "n_samples": 4}, indent=2))
+    problems = tmp_path / "B" / "problems"
+    problems.write_bytes((DATA_DIR / "aime24.jsonl").read_bytes())
+    targets = {other: "JSON rows", tmp_path / "B" / "cache": "verdicts", spec: "a run spec",
+               problems: "JSON rows"}  # fmt: skip
+    kept = {p: p.read_bytes() for p in targets}
+    path = write_jsonl(tmp_path / "aime24.jsonl", hand_rows())
+    capsys.readouterr()
+    for target, kind in targets.items():
+        for flags in (["--result-json", str(target)], ["--export-verdicts", str(target)]):
+            assert main(["eval", str(path), "--no-progress", *flags]) == 2
+            said = capsys.readouterr().err
+            assert f"{flags[0]} {target}: holds {kind}, which an output never" in said
+        assert main(["report", str(path), "--out", str(target), "--no-progress"]) == 2
+        assert f"--out {target}: holds {kind}" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in targets} == kept
+    outputs = ["--result-json", str(tmp_path / "r"), "--export-verdicts", str(tmp_path / "e")]
+    for _ in range(2):  # its own outputs, written again
+        assert main(["eval", str(path), "--no-progress", *outputs]) == 0
+        assert main(["report", str(path), "--out", str(tmp_path / "r.html"), "--no-progress"]) == 0

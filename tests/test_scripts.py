@@ -368,3 +368,20 @@ def test_run_infer_keeps_a_server_chosen_model_name_inside_output_and_hides_the_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]  # nothing outside output/
     dry = run("run_infer.sh", DRY_RUN="1", MODEL="m", EXTRA_ARGS=f"--api-key={key}")
     assert "--api-key=***" in dry.stdout and key not in dry.stdout
+
+
+def test_the_scripts_redact_hides_every_known_key_and_bearer_token_literally() -> None:
+    """lib.sh's `redact` (run_infer.sh's messages and logs, get_scores.sh's and submit.sh's):
+    the keys of $OPENAI_API_KEY, $LLMEVAL_JUDGE_API_KEY and of --api-key flags in EXTRA_ARGS,
+    pattern characters and all, and any `Bearer <token>`; a line without a newline keeps none."""
+    keys = {"OPENAI_API_KEY": "sk-o.p*e[n]1", "LLMEVAL_JUDGE_API_KEY": "jk-#&|(9)"}
+    text = ("401: Authorization: Bearer abc-123, key sk-o.p*e[n]1 unknown; judge jk-#&|(9); "
+            "flag ek-x/y+z; skXoXpXeXnX1 stays")  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-c", f'source {SCRIPTS}/lib.sh; hide_key_flags --top-k 2 --api-key "$0"; '
+         'printf %s "$1" | redact', "ek-x/y+z", text],
+        env={**os.environ, **keys}, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert done.stdout == (
+        "401: Authorization: Bearer ***, key *** unknown; judge ***; flag ***; skXoXpXeXnX1 stays"
+    )

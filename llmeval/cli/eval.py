@@ -15,10 +15,11 @@ from llmeval.evaluate.layouts import RowKeys
 from llmeval.evaluate.options import DEFAULT_TIMEOUT_S, EvalOptions
 from llmeval.evaluate.run import EvalResult, run_eval
 from llmeval.evaluate.table import export_verdicts, print_report
-from llmeval.files import write_json_atomic
+from llmeval.files import OWN_OUTPUTS, file_kind, write_json_atomic
 from llmeval.progress import Progress
 from llmeval.records import ScoreReport
 from llmeval.runs.layout import SIDE_SUFFIXES, SPEC_SUFFIX
+from llmeval.terminal import printable_copy
 from llmeval.verify.pool import DEFAULT_MEMORY_MB, default_workers
 
 if TYPE_CHECKING:
@@ -160,8 +161,11 @@ def evaluate(args: argparse.Namespace, keep_texts: bool = False) -> EvalResult:
 def refuse_overwrite(
     outputs: dict[str, Path | None], results: list[EvalResult], cache: Path | None
 ) -> None:
-    """An output flag naming a file the run read or keeps (a generation file, its run spec or
-    verdict cache) is refused before anything is written: it would be replaced."""
+    """An output flag (`--result-json`, `--export-verdicts`, report's `--out`) naming a file
+    the run read or keeps (a generation file, its run spec or verdict cache), or any file
+    holding JSON rows, a run spec, verdicts or a JSON document other than an output's own
+    (told by its content, not its name: `files.file_kind`), is refused before anything is
+    written: it would be replaced."""
     kept = {os.path.realpath(cache)} if cache else set()
     for result in results:
         for file in (f for run in result.runs for f in run.files):
@@ -169,11 +173,17 @@ def refuse_overwrite(
     for flag, path in outputs.items():
         if path is not None and os.path.realpath(path) in kept:
             raise UsageError(f"{flag} {path}: a file this run reads or keeps; it would be replaced")
+        kind = file_kind(path) if path is not None else None
+        if kind is not None and kind not in OWN_OUTPUTS:
+            raise UsageError(
+                f"{flag} {path}: holds {kind}, which an output never replaces; name another file"
+            )
 
 
 def _score(args: argparse.Namespace) -> ScoreReport:
     """Evaluate, then write the JSON result and the verdict export (each whole: a script
-    watching them never reads half a file); the figures alone are kept."""
+    watching them never reads half a file); the figures alone are kept, to be shown: every
+    name in them (models, files, subjects, settings) made printable (`printable_copy`)."""
     result = evaluate(args)
     outputs = {"--result-json": args.result_json, "--export-verdicts": args.export_verdicts}
     refuse_overwrite(outputs, [result], args.cache)
@@ -181,7 +191,7 @@ def _score(args: argparse.Namespace) -> ScoreReport:
         write_json_atomic(args.result_json, result.report)
     if args.export_verdicts:
         export_verdicts(args.export_verdicts, result)
-    return result.report
+    return printable_copy(result.report)
 
 
 def run(args: argparse.Namespace) -> int:

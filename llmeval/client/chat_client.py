@@ -42,7 +42,7 @@ from llmeval.client.protocol import (
     parse_completion,
     raise_for_status,
 )
-from llmeval.errors import ServerError, UsageError
+from llmeval.errors import ServerError, UsageError, hide_secret
 from llmeval.records import ServerInfo
 
 log = logging.getLogger("llmeval")
@@ -68,6 +68,7 @@ class ChatClient:
         }
         if config.api_key:
             headers["authorization"] = f"Bearer {config.api_key}"
+            hide_secret(config.api_key)  # a gateway may quote it back in an error
         if transport is None:
             https = any(ep.url.startswith("https") for ep in self.endpoints)
             limits = httpx.Limits(max_connections=max(100, config.max_workers))

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
+from llmeval.errors import redact
 from llmeval.jsonl import loads_text
 from llmeval.records import token_count
 from llmeval.sampling import Sampling
@@ -46,9 +47,8 @@ class Transient(Exception):
         self, message: str, retry_after: float = 0.0, connect: bool = False, dropped: bool = False
     ) -> None:
         super().__init__(message)
-        self.retry_after, self.connect = retry_after, connect
-        # a kept-alive connection the server had closed, found before any answer: retry at once
-        self.dropped = dropped
+        # dropped: a kept-alive connection the server had closed, found before any answer
+        self.retry_after, self.connect, self.dropped = retry_after, connect, dropped
 
 
 class MalformedResponse(Transient):
@@ -90,7 +90,7 @@ def is_context_error(status: int, message: str) -> bool:
 
 
 def error_message(raw: bytes, limit: int = 300) -> str:
-    """The server's error message from an error body, on one line."""
+    """The server's error message from an error body, on one line, secrets hidden (`redact`)."""
     text = raw.decode("utf-8", "replace")
     try:
         data = loads_text(raw)
@@ -104,7 +104,7 @@ def error_message(raw: bytes, limit: int = 300) -> str:
             text = inner
         elif "detail" in data:
             text = str(data["detail"])
-    text = " ".join(text.split())
+    text = redact(" ".join(text.split()))
     return text[:limit] + ("..." if len(text) > limit else "")
 
 

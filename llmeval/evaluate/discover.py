@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from llmeval.errors import InputError, UsageError
-from llmeval.files import open_regular
+from llmeval.files import file_kind, open_regular
 from llmeval.records import RunSpec
 from llmeval.runs.layout import SHARDS_SUFFIX, SIDE_SUFFIXES, run_output, shard_of
 from llmeval.tasks import GENERIC, Task, get_task, task_from_filename, task_names, unknown_task
@@ -61,16 +61,14 @@ def _size(path: Path) -> int:
 
 def _is_generation_file(path: Path) -> bool:
     """A `*.jsonl` found in a folder or by a glob that is neither a verdict cache nor a verdict
-    export, told by their names or their first row (a cache's has key and status, an
-    export's status, correct and pred; neither has gen)."""
+    export, told by their names or their first row (`files.file_kind`: a cache's has key and
+    status, an export's status, correct and pred; neither has gen)."""
     name = path.name
     if name == SKYTHOUGHT:
         return True
     if not name.endswith(".jsonl") or name.startswith(".") or name.endswith(SIDE_SUFFIXES):
         return False
-    row = _first_row(path)
-    verdicts = {"key", "status"} <= row.keys() or {"status", "correct", "pred"} <= row.keys()
-    return not (verdicts and "gen" not in row)
+    return file_kind(path) not in ("verdicts", "a verdict export")
 
 
 def _first_row(path: Path) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from llmeval.records import TaskScore
+from llmeval.records import CacheStats, TaskScore
 
 
 def pct(value: float | None, digits: int = 1) -> str:
@@ -147,3 +147,14 @@ def token_notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
                 + " answer tokens per sample on average"
             )
     return lines
+
+
+def cache_notes(cache: CacheStats) -> list[str]:
+    """A line for each verdict cache that supplied verdicts llmeval did not write on this
+    machine (shipped with someone's results, forged, or from before caches were sealed)."""
+    return [
+        f"verdict cache {path}: {n} verdicts used that llmeval did not write on this machine (a "
+        "cache that came with the results, or an older one): --no-cache verifies every pair here"
+        for path, n in sorted(cache.foreign.items())
+        if n
+    ]

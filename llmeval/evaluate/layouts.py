@@ -35,7 +35,7 @@ def nested(row: Row, key: str) -> Any:
     for part in key.split("."):
         if isinstance(value, dict) and part in value:
             value = value[part]
-        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+        elif isinstance(value, list) and part.isdecimal() and int(part) < len(value):
             value = value[int(part)]
         else:
             return MISSING

@@ -150,6 +150,7 @@ def run_eval(
         hits=verdicts.hits,
         new=len(verdicts.tasks),
         timeouts=sum(verdicts.known[p]["strict"].status == "timeout" for p in verdicts.tasks),
+        foreign=cache.foreign(),
     )
     kinds = sorted({r.task.kind for r in runs})
     report = ScoreReport.model_construct(

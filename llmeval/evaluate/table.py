@@ -97,12 +97,12 @@ def print_report(report: ScoreReport) -> None:
                 table.add_row(_text(name), *row)
             console.print(table)
     cache = report.cache
-    console.print(
+    for line in [
         f"verdicts: {cache.hits} cached, {cache.new} verified now ({cache.timeouts} timeouts); "
         f"verifier: {report.verifier}",
-        markup=False,
-        highlight=False,
-    )
+        *headline.cache_notes(cache),
+    ]:
+        console.print(line, markup=False, highlight=False)
 
 
 def export_verdicts(path: Path, result: EvalResult) -> None:

@@ -6,6 +6,7 @@ Every label and attribute is escaped by `tag`, so callers may pass task names or
 from __future__ import annotations
 
 import math
+import sys
 import textwrap
 from collections.abc import Collection, Mapping, Sequence
 from html import escape
@@ -38,14 +39,18 @@ def _text(text: str, cls: str, anchor: str = "middle", **attrs: object) -> str:
 
 
 def nice_ticks(lo: float, hi: float) -> list[float]:
-    """About five round tick values covering [lo, hi]."""
+    """About five round tick values covering [lo, hi], at any scale (a span so small that only
+    subnormal floats measure it, as costs at `--price-out 1e-321`, gets its two ends)."""
     if hi <= lo:
         hi = lo + 1.0
     raw = (hi - lo) / 5
+    if not raw >= sys.float_info.min:  # (10 ** k underflows to 0 there)
+        return [lo, hi]
     mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10, 20) if m * mag >= raw)
     first = math.ceil(lo / step - 1e-9) * step
-    return [round(first + i * step, 10) for i in range(int((hi - first) / step + 1e-9) + 1)]
+    digits = max(10, 4 - math.floor(math.log10(step)))  # (a tiny step's ticks are not all 0)
+    return [round(first + i * step, digits) for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
 def fmt_num(v: float) -> str:

@@ -48,6 +48,7 @@ class ServerConfig:
     huge_bytes: int = 64 << 20  # the size of a "huge" reply (which ignores max_tokens)
     fault_seed: int = 0
     api_key: str | None = None  # when set, require "Authorization: Bearer <key>"
+    echo_auth: bool = False  # a refusal quotes the Authorization header and its key (gateways do)
     judge: tuple[tuple[str, str], ...] = ()  # (regex, reply): a scripted judge (fake_model)
     # what it says about itself: vLLM's /version (None: 404), the replies' system_fingerprint,
     # usage.completion_tokens_details.reasoning_tokens
@@ -134,12 +135,14 @@ class OpenAIServer:
         self.stats[f"{req.method} {req.path}"] += 1
         ka = req.keep_alive
         key = self.config.api_key
-        if key is not None:
+        if key is not None and req.path.startswith("/v1/"):  # (vLLM's /health needs no key)
             self.auth_seen.add(req.headers.get("authorization", ""))
-            if req.headers.get("authorization") != f"Bearer {key}":
-                msg = replies.error(
-                    "Unauthorized: bad or missing API key", "AuthenticationError", 401
-                )
+            sent = req.headers.get("authorization", "")
+            if sent != f"Bearer {key}":
+                text = "Unauthorized: bad or missing API key"
+                if self.config.echo_auth:
+                    text += f" (Authorization: {sent}; key {sent.partition(' ')[2]} unknown)"
+                msg = replies.error(text, "AuthenticationError", 401)
                 writer.write(http11.json_response(401, msg, keep_alive=ka))
                 return True, False
         if req.method == "GET" and req.path in ("/health", "/v1/health"):
