@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from llmeval.evaluate import headline
+from llmeval.evaluate import headline, live
 from llmeval.evaluate.labels import shard_layout
 from llmeval.evaluate.runs import InputRun
 from llmeval.records import TaskScore
@@ -71,7 +71,21 @@ def overview(run: rd.Run, meta: dict[str, str]) -> str:
     )
     facts = f'<dl class="facts">{facts}</dl>'
     table_ = table(head, rows, "scores")
-    return section("overview", "Overview", facts, table_, *map(note, lines), groups, specs)
+    return section(
+        "overview", "Overview", _in_progress(labels, scores), facts, table_, *map(note, lines),
+        groups, specs,
+    )  # fmt: skip
+
+
+def _in_progress(labels: list[str], scores: list[TaskScore]) -> str:
+    """The headline of runs not yet complete: coverage and the complete-rounds estimate
+    avg@k ± se (eval --follow's line), not the mean over finished samples, which reads high."""
+    lines = [
+        f'<p class="headline">{escape(label)}: {escape(live.progress_text(s))}</p>'
+        for label, s in zip(labels, scores, strict=True)
+        if not s.complete
+    ]
+    return "".join(lines) + note(live.NO_ROUND_NOTE) if lines else ""
 
 
 def _groups(task: str, s: TaskScore) -> str:
