@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from llmeval.cli.flags import from_flags
-from llmeval.cli.follow import add_follow, check_follow, follow
+from llmeval.cli.follow import add_follow, check_follow, follow, named_paths, with_paths
 from llmeval.errors import UsageError
 from llmeval.evaluate.discover import SIDE_SUFFIXES
 from llmeval.evaluate.layouts import RowKeys
@@ -86,7 +86,7 @@ def add_eval_options(parser: argparse.ArgumentParser) -> None:
 def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> EvalOptions:
     """Check the flags and turn them into `EvalOptions` (a value out of its bounds names its
     flag)."""
-    paths = list(args.paths) + list(args.input_path)
+    paths = named_paths(args)
     if not paths:
         raise UsageError("give at least one generation file, folder or glob")
     if args.cache and args.no_cache:
@@ -183,6 +183,9 @@ def run(args: argparse.Namespace) -> int:
     interval = check_follow(args)
     if interval is not None:
         args.no_progress = True  # the refreshes are the progress
-        return follow(interval, lambda: _score(args), print_report)
+        return follow(
+            interval, lambda paths: _score(with_paths(args, paths)), print_report,
+            named_paths(args), args.wait,
+        )  # fmt: skip
     print_report(_score(args))
     return 0
