@@ -21,6 +21,7 @@ from llmeval.evaluate.options import EvalOptions
 from llmeval.evaluate.reference import apply_reference
 from llmeval.evaluate.runs import InputRun, group_runs, read_run
 from llmeval.evaluate.scoring import accuracy, task_score
+from llmeval.evaluate.skythought import compare_verdicts
 from llmeval.evaluate.verdict_cache import VerdictCache
 from llmeval.records import CacheStats, ScoreReport, TaskScore, Verdict
 from llmeval.verify.pool import VerifyPool, prestart
@@ -174,6 +175,7 @@ def _score(
     _warn(source, {s.problem_id for s in source.samples if not s.gold}, _UNGRADED)
     if score.mixed_settings:
         log.warning("%s: mixed settings: %s", source.name, score.mixed_settings)
+    compare_verdicts(source.name, source.samples, policy)  # a harness's own, where it gave them
     return score
 
 

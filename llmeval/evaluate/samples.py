@@ -26,6 +26,7 @@ from llmeval.evaluate.layouts import (
     explicit_index,
     missing_fields,
     nested,
+    no_fields,
     output_tokens,
     reasoning_of,
     seconds,
@@ -125,12 +126,7 @@ class RowReader:
         value = nested(row, key)
         missing = missing_fields(row, self.keys, problem_text(row) is not None)
         if value is MISSING or any("--id-key" in m for m in missing):
-            raise InputError(
-                self.path,
-                f"no field {', no field '.join(missing)} (the row has: "
-                f"{', '.join(sorted(row)[:20])}); name them with those flags",
-                line=lineno,
-            )
+            raise no_fields(self.path, lineno, row, missing)
         outputs = value if isinstance(value, list) else [value]
         if not outputs:
             raise InputError(self.path, f"{key}: an empty list of outputs", line=lineno)
