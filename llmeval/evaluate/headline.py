@@ -96,6 +96,8 @@ def notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
             )
         if score.mixed_settings:
             lines.append(f"mixed settings: {run}: {score.mixed_settings}")
+        if score.same_texts:
+            lines.append(f"settings that changed nothing?: {run}: {score.same_texts}")
         if score.n_copies:
             lines.append(f"copies: {run}: {score.n_copies} rows copied earlier rows exactly: "
                          "dropped, each sample counted once")  # fmt: skip

@@ -22,6 +22,7 @@ from llmeval.evaluate.reference import apply_reference
 from llmeval.evaluate.runs import InputRun, group_runs, read_run
 from llmeval.evaluate.scoring import accuracy, task_score
 from llmeval.evaluate.skythought import compare_verdicts
+from llmeval.evaluate.unchanged import same_texts
 from llmeval.evaluate.verdict_cache import VerdictCache
 from llmeval.records import CacheStats, ScoreReport, TaskScore, Verdict
 from llmeval.verify.pool import VerifyPool, prestart
@@ -143,6 +144,9 @@ def run_eval(
     finally:
         cache.close()
     scores = [_score(source, verdicts, options.policy, judge) for source in runs]
+    for i, text in same_texts(runs).items():
+        scores[i].same_texts = text
+        log.warning("%s: %s", runs[i].name, text)
     stats = CacheStats.model_construct(
         files=[str(c) for c in caches],
         hits=verdicts.hits,

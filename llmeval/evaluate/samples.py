@@ -76,6 +76,7 @@ class Sample:
     reasoning_tokens: int | None = None  # of completion_tokens, where the server said
     prompt_tokens: int | None = None  # usage.prompt_tokens, where the row has it
     unfinished: bool = False  # no finish reason recorded; the text looks cut (counted truncated)
+    digest: int | None = None  # of its texts, to compare runs within one eval (never stored)
 
     def answer_for(self, policy: str) -> str | None:
         """The answer a policy judges: the boxed one (`pred`); under lenient, its own reading
@@ -185,7 +186,7 @@ class RowReader:
         tokens, thought, prompt_tokens = _tokens(row, position)
         sample = Sample(pid, idx, gold, pred, truncated, tokens, meta, anchored, texts)
         sample.reasoning_tokens, sample.prompt_tokens = thought, prompt_tokens
-        sample.unfinished = unfinished
+        sample.unfinished, sample.digest = unfinished, hash((gen, reasoning))
         if finish is None and reasoning is None and thinking.OPEN.search(gen) is None:
             self.closes.append((thinking.CLOSE.search(gen) is not None, sample))
         return sample
