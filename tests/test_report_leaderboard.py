@@ -213,3 +213,47 @@ def test_report_follow_marks_the_page_provisional_until_the_run_is_complete(
         proc.kill()
     assert proc.returncode == 0, err
     assert "Provisional" not in page.read_text(encoding="utf-8")
+
+
+def test_small_costs_show_two_significant_digits(files: list[Path], tmp_path: Path) -> None:
+    """Issue 42.8: at $0.01 per million tokens a sample costs about $0.0000025, which the
+    table showed as `$0.0000`."""
+    tokens = _section(_report(tmp_path, files, "--price-in", "0.01", "--price-out", "0.01"),
+                      "tokens")  # fmt: skip
+    per_sample = [row[-1] for row in _rows(tokens)[1:]]
+    assert len(per_sample) == 6
+    assert all(re.fullmatch(r"\$0\.00000[1-9]\d", cell) for cell in per_sample), per_sample
+
+
+def _legend_ys(svg: str) -> list[float]:
+    return [float(y) for y in re.findall(r'<text class="legend" text-anchor="\w+" x="[\d.]+" '
+                                          r'y="([\d.]+)"', svg)]  # fmt: skip
+
+
+def test_legends_of_the_cost_and_length_cap_pictures_lie_below_the_plot(
+    files: list[Path], tmp_path: Path
+) -> None:
+    """Issue 42.8: the cost-vs-accuracy and length-cap legends sat inside the plot, over data;
+    they lie under the plot and its x label now, inside the picture (the SVG grows)."""
+    from llmeval.report.charts import BOTTOM, H
+
+    page = _report(tmp_path, files, "--price-in", "1", "--price-out", "4")
+    pictures = re.findall(r"<svg .*?</svg>", page, re.S)
+    wanted = [svg for svg in pictures if "cost vs accuracy</title>" in svg
+              or "accuracy under a length cap</title>" in svg]  # fmt: skip
+    assert len(wanted) == 3 + 6  # a cost picture per contest, a length-cap one per run
+    for svg in wanted:
+        height = float(re.search(r'viewBox="0 0 \d+ ([\d.]+)"', svg).group(1))
+        ys = _legend_ys(svg)
+        assert ys and all(H - BOTTOM + 20 < y < height for y in ys), (ys, height)
+
+
+def test_a_cost_too_small_for_float_steps_still_draws() -> None:
+    """A price of 1e-321 dollars per million tokens makes costs of a few 1e-324 (subnormal):
+    the axis keeps its two ends instead of failing to step (a traceback)."""
+    from llmeval.report.charts import nice_ticks
+    from llmeval.report.scatter import scatter
+
+    assert nice_ticks(0.0, 5.5e-324) == [0.0, 5.5e-324]
+    assert nice_ticks(0.0, 3.3e-5) == [0.0, 1e-05, 2e-05, 3e-05]  # small, still stepped
+    assert "<circle" in scatter("aime24: cost vs accuracy", "$", "acc", [("m", 5e-324, 0.5, 0.1)])

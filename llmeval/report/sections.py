@@ -156,7 +156,7 @@ def task_charts(run: rd.Run, task: str) -> list[str]:
         out += [
             sc.line_chart(f"{task}: pass@k and maj@k", "k", "score",
                           pm["k"], {"pass@k": pm["pass"], "maj@k": pm["maj"]},
-                          y_range=(0.0, 1.0), legend_low=True),
+                          y_range=(0.0, 1.0), legend="low"),
             sc.line_chart(f"{task}: standard error vs samples per problem", "n samples",
                           "standard error", se["n"], errors, dashed={"observed spread"}),
         ]  # fmt: skip
@@ -171,7 +171,7 @@ def task_charts(run: rd.Run, task: str) -> list[str]:
             sc.line_chart(f"{task}: accuracy under a length cap", "max completion tokens",
                           "fraction", cap["cap"],
                           {"accuracy": cap["accuracy"], "truncated": cap["truncated"]},
-                          dashed={"truncated"}, y_range=(0.0, 1.0)),
+                          dashed={"truncated"}, y_range=(0.0, 1.0), legend="below"),
             sc.histogram(f"{task}: completion length", "completion tokens", "samples",
                          hist["edges"], {"correct": hist["correct"], "wrong": hist["wrong"]}),
         ]  # fmt: skip
