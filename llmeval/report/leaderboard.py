@@ -28,10 +28,10 @@ class Board:
 
 LIVE_RANKS = (
     "Runs in progress: each pair is tested only on the rounds (sample indices 0..k−1) that both "
-    "runs have completed on each task, and the test is repeated at every refresh, so these "
-    "ranks are provisional: a difference found during a run may not hold at its end (a test "
-    "repeated on growing data finds one by chance more often than 5%). They are final once "
-    "every run is complete."
+    "runs have completed on each task. These ranks are provisional: the test is repeated at "
+    "every refresh (report --follow) or new report as the runs grow, and a test repeated on "
+    "growing data finds a difference by chance more often than 5%, so one found during a run "
+    "may not hold at its end. They are final once every run is complete."
 )
 
 
