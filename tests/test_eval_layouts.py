@@ -266,12 +266,12 @@ def test_a_verdict_cache_that_cannot_be_written_is_a_warning(
     assert "verdicts.jsonl cannot be written (Not a directory)" in capsys.readouterr().err
 
 
-def test_the_readme_lists_every_task() -> None:
-    from llmeval.tasks import TASKS
+def test_the_tasks_page_lists_every_task() -> None:
+    from llmeval.tasks import GENERIC, TASKS
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    for name in TASKS:
-        assert f"`{name}`" in readme
+    page = (Path(__file__).parents[1] / "docs" / "tasks.md").read_text()
+    for name in [*TASKS, GENERIC.name]:
+        assert f"| `{name}` |" in page
 
 
 def test_garbage_timings_in_a_file_do_not_stop_the_report(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from llmeval.cli.flags import from_flags
 from llmeval.cli.follow import add_follow, check_follow, follow, named_paths, with_paths
-from llmeval.errors import UsageError
+from llmeval.errors import PartialError, UsageError
 from llmeval.evaluate.discover import SIDE_SUFFIXES
 from llmeval.evaluate.layouts import RowKeys
 from llmeval.evaluate.options import DEFAULT_TIMEOUT_S, EvalOptions
@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--result-json", "--result_path", dest="result_json", type=Path,
         help="write the JSON result")  # fmt: skip
     add("--export-verdicts", type=Path, help="write one JSON line per sample with its verdict")
+    add("--require-complete", action="store_true",
+        help="exit 6 when any run is incomplete, once the table and the outputs are written "
+        "(for pipelines that must not publish partial figures)")  # fmt: skip
     add_follow(parser, "redrawing the table (and rewriting --result-json) at each refresh")
     add_eval_options(parser)
     parser.set_defaults(func=run)
@@ -179,13 +182,32 @@ def _score(args: argparse.Namespace) -> ScoreReport:
 
 def run(args: argparse.Namespace) -> int:
     """Judge, write the outputs, then print the table (a reader that closes stdout early, as
-    `| head` does, loses nothing and is no error); with --follow, again at every refresh."""
+    `| head` does, loses nothing and is no error); with --follow, again at every refresh.
+    With --require-complete, a run still incomplete at the end is an error (exit 6)."""
     interval = check_follow(args)
+    shown: list[ScoreReport] = []
+
+    def score(flags: argparse.Namespace) -> ScoreReport:
+        shown[:] = [_score(flags)]
+        return shown[0]
+
     if interval is not None:
         args.no_progress = True  # the refreshes are the progress
-        return follow(
-            interval, lambda paths: _score(with_paths(args, paths)), print_report,
-            named_paths(args), args.wait,
-        )  # fmt: skip
-    print_report(_score(args))
-    return 0
+        code = follow(interval, lambda paths: score(with_paths(args, paths)), print_report,
+                      named_paths(args), args.wait)  # fmt: skip
+    else:
+        print_report(score(args))
+        code = 0
+    if code == 0 and args.require_complete and shown:
+        require_complete(shown[0])
+    return code
+
+
+def require_complete(report: ScoreReport) -> None:
+    """Raise `PartialError` when a run of the report lacks samples (the table names them)."""
+    incomplete = sum(not task.complete for task in report.tasks)
+    if incomplete:
+        raise PartialError(
+            f"--require-complete: {incomplete} of {len(report.tasks)} runs are incomplete "
+            "(named under the table), so these figures are not final"
+        )
