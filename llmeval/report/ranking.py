@@ -109,7 +109,9 @@ def _saddlepoint_p(sizes: Counter[int], observed: int) -> float:
     normal approximation where the observed value is too near 0 for it."""
     top = max(sizes)
     groups = [(size / top, count) for size, count in sizes.items()]  # scaled: t stays moderate
-    s = (observed - min(sizes)) / top  # half the smallest step a flip makes: the lattice's
+    s = (observed - min(sizes)) / top  # continuity: half the smallest step a flip makes (2 x)
+    if s <= 0:  # within half a step of 0: nothing to tell from no difference
+        return 1.0
     variance = math.fsum(a * a * c for a, c in groups)
     t = 0.0
     for _ in range(200):  # Newton from the left: K' is concave, so it never overshoots
