@@ -167,15 +167,15 @@ def test_the_overview_is_evals_table(tmp_path: Path, capsys: pytest.CaptureFixtu
     head = re.findall(r"<th>(.*?)</th>", overview.split("</thead>")[0])
     cells = re.findall(r"<td>(.*?)</td>", overview.split("<tbody>")[1].split("</tbody>")[0])
     assert head[:4] == ["run", "model", "problems", "n"] and cells[1:4] == ["model-m", "2", "5"]
-    header = next(line for line in table if line.startswith("run: task, model, file"))
-    row = next(line for line in table if line.startswith("aime24 · 2×5"))
-    assert header.split() == ["run:", "task,", "model,", "file", *" ".join(head[4:]).split()]
-    assert row.split()[3:] == " ".join(cells[4:]).split()  # after `aime24 · 2×5`
+    header = next(line for line in table if line.startswith("run: task · model, size · file"))
+    row = next(line for line in table if line.startswith("aime24 · model-m"))
+    assert header.split()[7:] == " ".join(head[4:]).split()
+    assert row.split()[3:] == " ".join(cells[4:]).split()  # after `aime24 · model-m`
     assert cells[-1] == "no: 2" and "NO (" not in overview
     for what, line in (("incomplete", "0 problems without a sample, 2 samples missing"),
-                       ("copies", "1 rows copied earlier rows exactly")):  # fmt: skip
-        assert f"{what}: aime24 · model-m: {line}" in "\n".join(table)  # eval's run name
-        assert f"{what}: aime24: {line}" in overview  # the report's label of the run
+                       ("copies", "1 rows repeat earlier rows of their file")):  # fmt: skip
+        assert f"{what}: aime24 · model-m: {line}" in "\n".join(table)  # the run's one name
+        assert f"{what}: aime24 · model-m: {line}" in overview
 
 
 def test_a_run_in_progress_is_headed_by_its_complete_rounds_estimate(tmp_path: Path) -> None:
@@ -200,7 +200,7 @@ def test_a_run_in_progress_is_headed_by_its_complete_rounds_estimate(tmp_path: P
     assert headline, overview.group(1)[:300]
     avg, se = 100 * score["rounds_accuracy"], 100 * score["rounds_stderr"]
     assert headline.group(1) == (
-        f"aime24: 10/12 samples, 3/3 problems, rounds 2/4: avg@2 {avg:.1f} ± {se:.1f}, "
+        f"aime24 · m: 10/12 samples, 3/3 problems, rounds 2/4: avg@2 {avg:.1f} ± {se:.1f}, "
         f"finished mean {100 * score['finished_mean']:.1f} (provisional)"
     )
     assert score["finished_mean"] > score["rounds_accuracy"]  # the reason for the headline

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from llmeval.cli.flags import from_flags
 from llmeval.cli.follow import add_follow, check_follow, follow, named_paths, with_paths
 from llmeval.errors import PartialError, UsageError
-from llmeval.evaluate.discover import SIDE_SUFFIXES
 from llmeval.evaluate.layouts import RowKeys
 from llmeval.evaluate.options import DEFAULT_TIMEOUT_S, EvalOptions
 from llmeval.evaluate.run import EvalResult, run_eval
@@ -19,6 +18,7 @@ from llmeval.evaluate.table import export_verdicts, print_report
 from llmeval.files import write_json_atomic
 from llmeval.progress import Progress
 from llmeval.records import ScoreReport
+from llmeval.runs.layout import SIDE_SUFFIXES, SPEC_SUFFIX
 from llmeval.verify.pool import DEFAULT_MEMORY_MB, default_workers
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
         raise UsageError("give at least one generation file, folder or glob")
     if args.cache and args.no_cache:
         raise UsageError("--cache and --no-cache do not go together")
-    if args.cache and args.cache.name.endswith(".spec.json"):  # it made the run unreadable
+    if args.cache and args.cache.name.endswith(SPEC_SUFFIX):  # it made the run unreadable
         raise UsageError(f"--cache {args.cache}: a run spec's name; name a .jsonl file")
     keys = RowKeys(
         answer=args.answer_key, response=args.response_key, id=args.id_key, lm_filter=args.lm_filter

@@ -15,8 +15,8 @@ from llmeval.errors import UsageError
 from llmeval.infer.options import InferOptions
 from llmeval.problems import InputKeys
 from llmeval.records import Generation
+from llmeval.runs.pairs import Shard, parse_shard, slurm_shard
 from llmeval.sampling import Sampling
-from llmeval.shards import Shard, parse_shard, slurm_shard
 from llmeval.tasks import MATH_TEMPLATE, TASKS, get_task, task_from_filename, unknown_task
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate.reading import InputRun
 
 # what changes the text a server samples; a cap (max_tokens) may change none when no sample
 # reaches it, and n never does
