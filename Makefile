@@ -60,6 +60,7 @@ stress: $(STAMP)
 	$(PY) -m bench.stress_server
 	$(PY) -m bench.stress_judge
 	$(PY) -m bench.stress_trust
+	$(PY) -m bench.stress_leaderboard
 
 ## Every benchmark (several minutes; figures only, never part of make test).
 bench: $(STAMP)

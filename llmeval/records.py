@@ -280,9 +280,9 @@ class TaskScore(_Record):
     rounds_accuracy: float | None = None  # avg@k over those rounds: unmoved by the finish order
     rounds_stderr: float | None = None
     finished_mean: float | None = None  # correct / finished samples: reads high while running
-    # missing (problem, sample) pairs by the shard owning each, per N of its shard files ("K/N")
-    missing_by_shard: dict[str, int] = Field(default_factory=dict)
+    missing_by_shard: dict[str, int] = Field(default_factory=dict)  # by the owning shard "K/N"
     mixed_settings: str | None = None  # "samples 0-79 at temperature 0.6; 80-95 at 1.0"
+    same_texts: str | None = None  # runs alike but for a sampling setting, and every text
     by_subject: dict[str, GroupScore] = Field(default_factory=dict)
     by_level: dict[str, GroupScore] = Field(default_factory=dict)
     problems: list[ProblemScore] = Field(default_factory=list)

@@ -183,3 +183,60 @@ def test_the_reports_run_details_show_the_servers_identity(tmp_path: Path) -> No
         "<td>server</td><td>model_id=Qwen/Qwen3-8B, version=0.11.2, system_fingerprint=fp_9a1"
         in text
     )
+
+
+def test_settings_the_server_ignored_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42.7: runs at effort low and high and with a thinking budget, from a server that
+    ignores both (the loopback server, as vLLM does for most models): every text alike, so
+    eval's table and the report say the server appears to ignore the setting. Runs with
+    another seed (other texts) are not named."""
+    from tests.infer_helpers import AIME24, infer
+    from tests.support.fake_model import load_answers
+    from tests.support.threaded_server import serve
+
+    runs = {"low": ["--reasoning-effort", "low"], "high": ["--reasoning-effort", "high"],
+            "budget": ["--thinking-budget", "64"], "seed": ["--seed", "7"]}  # fmt: skip
+    with serve(answers=load_answers(AIME24), accuracy=0.5) as srv:
+        for name, flags in runs.items():
+            out = tmp_path / name / "aime24.jsonl"
+            assert infer(srv.url, AIME24, out, "--n-samples", "2", *flags) == 0
+    files = [str(tmp_path / name / "aime24.jsonl") for name in runs]
+    capsys.readouterr()
+    tasks = _eval(tmp_path, *files[:3])
+    low = tasks[[t["file"] for t in tasks].index(files[0])]
+    assert low["same_texts"] == (
+        f"the same text as {files[1]} in all 60 samples both hold, though they differ in "
+        f"reasoning_effort low vs high; the same text as {files[2]} in all 60 samples both "
+        "hold, though they differ in reasoning_effort low vs unset, thinking_budget unset vs "
+        "64: the server appears to ignore the setting"
+    )
+    out = capsys.readouterr().out
+    assert out.count("settings that changed nothing?: aime24 · test-model · ") == 3
+    page = tmp_path / "report.html"
+    assert main(["report", *files[:3], "-o", str(page), *FLAGS]) == 0
+    assert page.read_text(encoding="utf-8").count("settings that changed nothing?") == 3
+    # another seed: other texts, nothing to say (seed is a sampling setting too)
+    assert all(t["same_texts"] is None for t in _eval(tmp_path, files[0], files[3]))
+
+
+def test_only_sampling_settings_that_should_change_a_text_count() -> None:
+    from llmeval.evaluate.reading import InputRun
+    from llmeval.evaluate.unchanged import sampling_differences
+    from llmeval.tasks import TASKS
+
+    def run(**spec: Any) -> InputRun:
+        settings = {"model": "m", "n_samples": 2, **spec}
+        return InputRun(Path("x.jsonl"), TASKS["aime24"], spec=RunSpec(**settings))
+
+    assert sampling_differences(run(seed=1), run(seed=2)) == {"seed": (1, 2)}
+    # greedy: the seed and top_p change nothing; the effort still should
+    assert sampling_differences(run(temperature=0, seed=1), run(temperature=0, seed=2)) == {}
+    assert sampling_differences(
+        run(temperature=0, reasoning_effort="low"), run(temperature=0, reasoning_effort="high")
+    ) == {"reasoning_effort": ("low", "high")}
+    # a cap, a template or n besides: not alike but for sampling
+    assert sampling_differences(run(seed=1, max_tokens=10), run(seed=2)) == {}
+    assert sampling_differences(run(prompt_template="{problem}!"), run()) == {}
+    assert sampling_differences(run(n_samples=4), run()) == {}

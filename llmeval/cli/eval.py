@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from llmeval.cli.flags import from_flags
-from llmeval.cli.follow import add_follow, check_follow, follow
+from llmeval.cli.follow import add_follow, check_follow, follow, named_paths, with_paths
 from llmeval.errors import PartialError, UsageError
 from llmeval.evaluate.layouts import RowKeys
 from llmeval.evaluate.options import DEFAULT_TIMEOUT_S, EvalOptions
@@ -93,7 +93,7 @@ def add_eval_options(parser: argparse.ArgumentParser) -> None:
 def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> EvalOptions:
     """Check the flags and turn them into `EvalOptions` (a value out of its bounds names its
     flag)."""
-    paths = list(args.paths) + list(args.input_path)
+    paths = named_paths(args)
     if not paths:
         raise UsageError("give at least one generation file, folder or glob")
     if args.cache and args.no_cache:
@@ -201,15 +201,16 @@ def run(args: argparse.Namespace) -> int:
     interval = check_follow(args)
     shown: list[ScoreReport] = []
 
-    def score() -> ScoreReport:
-        shown[:] = [_score(args)]
+    def score(flags: argparse.Namespace) -> ScoreReport:
+        shown[:] = [_score(flags)]
         return shown[0]
 
     if interval is not None:
         args.no_progress = True  # the refreshes are the progress
-        code = follow(interval, score, print_report)
+        code = follow(interval, lambda paths: score(with_paths(args, paths)), print_report,
+                      named_paths(args), args.wait)  # fmt: skip
     else:
-        print_report(score())
+        print_report(score(args))
         code = 0
     if code == 0 and args.require_complete and shown:
         require_complete(shown[0])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from llmeval import __version__
 from llmeval.cli.eval import add_eval_options, evaluate, refuse_overwrite
-from llmeval.cli.follow import add_follow, check_follow, follow, stamp
+from llmeval.cli.follow import add_follow, check_follow, follow, named_paths, stamp, with_paths
 from llmeval.errors import UsageError
 from llmeval.evaluate.headline import cache_notes
 from llmeval.files import atomic_file
@@ -94,7 +94,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     args.no_progress = True
     refreshed = f"; llmeval report --follow rewrites it every {interval:g} s"
-    return follow(interval, lambda: _write(args, prices, refreshed), lambda _: None)
+    return follow(
+        interval, lambda paths: _write(with_paths(args, paths), prices, refreshed),
+        lambda _: None, named_paths(args), args.wait,
+    )  # fmt: skip
 
 
 def _write(args: argparse.Namespace, prices: Prices | None, refreshed: str = "") -> ScoreReport:

@@ -105,6 +105,8 @@ def notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
             )
         if score.mixed_settings:
             lines.append(f"mixed settings: {run}: {score.mixed_settings}")
+        if score.same_texts:
+            lines.append(f"settings that changed nothing?: {run}: {score.same_texts}")
         if score.problems_on_earlier_statements:
             lines.append(f"erratum: {len(score.problems_on_earlier_statements)} problems "
                          "answered on their earlier statements: "

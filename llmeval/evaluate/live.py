@@ -69,18 +69,24 @@ def progress_table(scores: list[TaskScore], names: list[str] | None = None) -> T
     return table
 
 
+def progress_text(score: TaskScore) -> str:
+    """A run's coverage and figures in words: `120/240 samples, 30/30 problems, rounds 2/8:
+    avg@2 46.7 ± 7.0, finished mean 58.3 (provisional)` (eval --follow's lines, the report's
+    headline of a run in progress)."""
+    samples, problems = coverage(score)
+    k = score.rounds_complete
+    rounds = rounds_cell(score)
+    estimate = f"avg@{k} {rounds}" if rounds != NO_ROUND else f"avg@k {NO_ROUND}"
+    return (
+        f"{samples} samples, {problems} problems, rounds {k}/{score.n_samples}: {estimate}, "
+        f"finished mean {mean_cell(score)}"
+    )
+
+
 def progress_line(scores: list[TaskScore]) -> str:
-    """Every run in one plain line: `aime24 · m: 120/240 samples, 30/30 problems, rounds 2/8:
-    avg@2 46.7 ± 7.0, finished mean 58.3 (provisional)`, runs separated by ` | `."""
-    parts = []
-    for score, label in zip(scores, [str(name) for name in run_names(scores)], strict=True):
-        samples, problems = coverage(score)
-        k = score.rounds_complete
-        rounds = rounds_cell(score)
-        estimate = f"avg@{k} {rounds}" if rounds != NO_ROUND else f"avg@k {NO_ROUND}"
-        parts.append(
-            f"{label}: {samples} samples, {problems} problems, rounds {k}/{score.n_samples}: "
-            f"{estimate}, finished mean {mean_cell(score)}"
-            + ("; complete" if score.complete else "")
-        )
-    return " | ".join(parts)
+    """Every run in one plain line: `aime24 · m: ` and its `progress_text`, `; complete` once
+    it is, runs separated by ` | `."""
+    return " | ".join(
+        f"{label}: {progress_text(score)}" + ("; complete" if score.complete else "")
+        for score, label in zip(scores, [str(name) for name in run_names(scores)], strict=True)
+    )

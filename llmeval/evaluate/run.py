@@ -21,6 +21,8 @@ from llmeval.evaluate.options import EvalOptions
 from llmeval.evaluate.reading import InputRun, group_runs, read_run
 from llmeval.evaluate.reference import apply_reference
 from llmeval.evaluate.scoring import accuracy, task_score
+from llmeval.evaluate.skythought import compare_verdicts
+from llmeval.evaluate.unchanged import same_texts
 from llmeval.evaluate.verdict_cache import VerdictCache
 from llmeval.records import CacheStats, ScoreReport, TaskScore, Verdict
 from llmeval.verify.pool import VerifyPool, prestart
@@ -145,6 +147,9 @@ def run_eval(
     for source, score in zip(runs, scores, strict=True):  # the run's own date, else the flag's
         dates = (part.spec.model_date for part in source.parts if part.spec)
         score.model_date = next((d for d in dates if d), None) or options.model_date
+    for i, text in same_texts(runs).items():
+        scores[i].same_texts = text
+        log.warning("%s: %s", runs[i].where, text)
     stats = CacheStats.model_construct(
         files=[str(c) for c in caches],
         hits=verdicts.hits,
@@ -178,6 +183,7 @@ def _score(
     _warn(source, {s.problem_id for s in source.samples if not s.gold}, _UNGRADED)
     if score.mixed_settings:
         log.warning("%s: mixed settings: %s", source.where, score.mixed_settings)
+    compare_verdicts(source.where, source.samples, policy)  # a harness's own, where it gave them
     return score
 
 

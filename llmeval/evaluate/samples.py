@@ -25,6 +25,7 @@ from llmeval.evaluate.layouts import (
     explicit_index,
     missing_fields,
     nested,
+    no_fields,
     reasoning_of,
     seconds,
     text_field,
@@ -84,6 +85,7 @@ class Sample:
     prompt_tokens: int | None = None  # usage.prompt_tokens, where the row has it
     unfinished: bool = False  # no finish reason recorded; the text looks cut (counted truncated)
     drawn: str = UNRECORDED  # the id of the settings it was drawn under (its file's history)
+    digest: int | None = None  # of its texts, to compare runs within one eval (never stored)
 
     def answer_for(self, policy: str) -> str | None:
         """The answer a policy judges: the boxed one (`pred`); under lenient, its own reading
@@ -144,12 +146,7 @@ class RowReader:
         text = problem_text(row)
         if value is MISSING or not self._identified(row, text):
             missing = missing_fields(row, self.keys, text is not None)
-            raise InputError(
-                self.path,
-                f"no field {', no field '.join(missing)} (the row has: "
-                f"{', '.join(sorted(row)[:20])}); name them with those flags",
-                line=lineno,
-            )
+            raise no_fields(self.path, lineno, row, missing)
         other_run = contradiction(row, self.spec)
         if other_run is not None:
             raise InputError(
@@ -229,7 +226,7 @@ class RowReader:
             texts,
         )  # fmt: skip
         sample.reasoning_tokens, sample.prompt_tokens = thought, prompt_tokens
-        sample.unfinished = unfinished
+        sample.unfinished, sample.digest = unfinished, hash((gen, shared.reasoning))
         drawn = row.get("settings")
         sample.drawn = drawn if drawn in self.drawn_ids else self.first_drawn
         if finish is None and shared.reasoning is None and thinking.OPEN.search(gen) is None:

@@ -5,7 +5,7 @@ tasks, and each row's rank as a range from paired tests (`ranking`)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 
 from llmeval.evaluate.cutoff import held_before
@@ -24,6 +24,15 @@ class Board:
     tasks: list[str]
     rows: list[str]
     cells: dict[tuple[str, str], str] = field(default_factory=dict)
+
+
+LIVE_RANKS = (
+    "Runs in progress: each pair is tested only on the rounds (sample indices 0..k−1) that both "
+    "runs have completed on each task. These ranks are provisional: the test is repeated at "
+    "every refresh (report --follow) or new report as the runs grow, and a test repeated on "
+    "growing data finds a difference by chance more often than 5%, so one found during a run "
+    "may not hold at its end. They are final once every run is complete."
+)
 
 
 def board(run: rd.Run) -> Board:
@@ -49,17 +58,33 @@ def figure(score: TaskScore) -> tuple[float | None, float | None, str]:
     return score.rounds_accuracy, score.rounds_stderr, f"avg@{k}, {k} of {n} rounds"
 
 
-def _per_problem(run: rd.Run, label: str) -> tuple[rd.Problems, dict[str, str]]:
-    """A run's problems, each with the samples its cell counts (all; of an incomplete run the
-    complete rounds), and the keys that match them across runs."""
-    source, score = run.files[label], run.scores[label]
-    k = score.n_samples if score.complete else score.rounds_complete
+def rounds(score: TaskScore) -> int:
+    """The sample indices 0..k-1 of a run that every planned problem has: all n once complete."""
+    return score.n_samples if score.complete else score.rounds_complete
+
+
+def _per_problem(run: rd.Run, label: str, k: int) -> tuple[rd.Problems, dict[str, str]]:
+    """A run's problems, each with its samples 0..k-1, and the keys that match them across
+    runs."""
+    source = run.files[label]
     counted = [s for s in source.samples if s.sample_idx < k]
     return rd.problems_of(counted, run.policy), rd.problem_keys(source)
 
 
+def _common_rounds(run: rd.Run, a: str, b: str) -> tuple[int, int]:
+    """The samples two runs are compared on: every sample when both are complete, else the
+    rounds both have completed (an incomplete run's later rounds are the short samples that
+    finished first, and a complete one's extra rounds would weigh its side differently)."""
+    sa, sb = run.scores[a], run.scores[b]
+    if sa.complete and sb.complete:
+        return sa.n_samples, sb.n_samples
+    k = min(rounds(sa), rounds(sb))
+    return k, k
+
+
 def pair_tests(run: rd.Run, layout: Board) -> list[ranking.PairTest]:
-    """Every two rows on the problems of the tasks both hold, Holm-corrected together."""
+    """Every two rows on the problems of the tasks both hold (of runs in progress, on the
+    rounds both have completed), Holm-corrected together."""
     found = []
     for a, b in combinations(layout.rows, 2):
         diffs = []
@@ -67,15 +92,17 @@ def pair_tests(run: rd.Run, layout: Board) -> list[ranking.PairTest]:
             la, lb = layout.cells.get((a, task)), layout.cells.get((b, task))
             if la is None or lb is None:
                 continue
-            (pa, ka), (pb, kb) = _per_problem(run, la), _per_problem(run, lb)
+            ka, kb = _common_rounds(run, la, lb)
+            (pa, keys_a), (pb, keys_b) = _per_problem(run, la, ka), _per_problem(run, lb, kb)
+            shared = rd.pair_problems(pa, pb, keys_a, keys_b)
             diffs.append([fraction_correct(pa[x]) - fraction_correct(pb[y])
-                          for x, y in rd.pair_problems(pa, pb, ka, kb).items()])  # fmt: skip
-        diff, p = ranking.sign_flip_test(diffs)
-        found.append(ranking.PairTest(a, b, diff, sum(map(len, diffs)), p))
+                          for x, y in shared.items()])  # fmt: skip
+        test = ranking.sign_flip_test(diffs)
+        found.append(ranking.PairTest(a, b, test.statistic, sum(map(len, diffs)), test.p,
+                                      exact=test.exact, floor=test.floor))  # fmt: skip
     keep = ranking.holm([t.p for t in found])
     return [
-        ranking.PairTest(t.a, t.b, t.diff, t.problems, t.p, kept and t.problems > 0)
-        for t, kept in zip(found, keep, strict=True)
+        replace(t, significant=kept and t.problems > 0) for t, kept in zip(found, keep, strict=True)
     ]
 
 
@@ -113,16 +140,22 @@ def leaderboard(run: rd.Run) -> str:
         extra = _after_date(run, labels, cells, shown) if dated else []
         lines.append((order, [ranking.rank_text(*ranks[row]), row, *shown, mean, *extra]))
     lines.sort(key=lambda item: item[0])
-    head = ["rank", "model", *(f"{task} %" for task in layout.tasks), "average %"]
+    live = not all(score.complete for score in run.scores.values())
+    head = ["rank (provisional)" if live else "rank", "model",
+            *(f"{task} %" for task in layout.tasks), "average %"]  # fmt: skip
     head += ["after the model's date %"] if dated else []
     rows = [cells for _, cells in lines]
-    pairs = [[t.a, t.b, t.problems, f"{100 * t.diff:+.1f}", f"{t.p:.4f}",
-              "yes" if t.significant else "no"] for t in tests]  # fmt: skip
-    pair_head = ["row A", "row B", "shared problems", "A − B (points)", "p", "significant"]
+    pairs = [[t.a, t.b, t.problems, f"{100 * t.diff:+.1f}", f"{t.p:.2g}",
+              "exact" if t.exact else "saddlepoint", "yes" if t.significant else "no"]
+             for t in tests]  # fmt: skip
+    pair_head = ["row A", "row B", "shared problems", "A − B (points)", "p", "p by",
+                 "significant"]  # fmt: skip
     return section(
         "leaderboard",
         "Leaderboard",
         table(head, rows, "scores leaderboard"),
+        note(ranking.separation(len(layout.rows), tests)),
+        note(LIVE_RANKS) if live else "",
         note("Cells: avg@n ± clustered stderr, in percent; a run still in progress shows its "
              "complete-rounds estimate avg@k. Average: the mean over tasks (± the tasks' "
              "stderrs combined), given only where a row has every task."),

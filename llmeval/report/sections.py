@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from llmeval.evaluate import headline
+from llmeval.evaluate import headline, live
 from llmeval.evaluate.cutoff import cutoff_lines
 from llmeval.evaluate.headline import pct
 from llmeval.evaluate.reading import InputRun
@@ -66,7 +66,21 @@ def overview(run: rd.Run, meta: dict[str, str]) -> str:
     )
     facts = f'<dl class="facts">{facts}</dl>'
     table_ = table(head, rows, "scores")
-    return section("overview", "Overview", facts, table_, *map(note, lines), groups, specs)
+    return section(
+        "overview", "Overview", _in_progress(labels, scores), facts, table_, *map(note, lines),
+        groups, specs,
+    )  # fmt: skip
+
+
+def _in_progress(labels: list[str], scores: list[TaskScore]) -> str:
+    """The headline of runs not yet complete: coverage and the complete-rounds estimate
+    avg@k ± se (eval --follow's line), not the mean over finished samples, which reads high."""
+    lines = [
+        f'<p class="headline">{escape(label)}: {escape(live.progress_text(s))}</p>'
+        for label, s in zip(labels, scores, strict=True)
+        if not s.complete
+    ]
+    return "".join(lines) + note(live.NO_ROUND_NOTE) if lines else ""
 
 
 def _groups(task: str, s: TaskScore) -> str:
@@ -137,7 +151,7 @@ def task_charts(run: rd.Run, task: str) -> list[str]:
         out += [
             sc.line_chart(f"{task}: pass@k and maj@k", "k", "score",
                           pm["k"], {"pass@k": pm["pass"], "maj@k": pm["maj"]},
-                          y_range=(0.0, 1.0), legend_low=True),
+                          y_range=(0.0, 1.0), legend="low"),
             sc.line_chart(f"{task}: standard error vs samples per problem", "n samples",
                           "standard error", se["n"], errors, dashed={"observed spread"}),
         ]  # fmt: skip
@@ -152,7 +166,7 @@ def task_charts(run: rd.Run, task: str) -> list[str]:
             sc.line_chart(f"{task}: accuracy under a length cap", "max completion tokens",
                           "fraction", cap["cap"],
                           {"accuracy": cap["accuracy"], "truncated": cap["truncated"]},
-                          dashed={"truncated"}, y_range=(0.0, 1.0)),
+                          dashed={"truncated"}, y_range=(0.0, 1.0), legend="below"),
             sc.histogram(f"{task}: completion length", "completion tokens", "samples",
                          hist["edges"], {"correct": hist["correct"], "wrong": hist["wrong"]}),
         ]  # fmt: skip
