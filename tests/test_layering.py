@@ -21,6 +21,8 @@ FORBIDDEN = {
     "client": {"infer", "evaluate", "verify", "report"},
     "report": {"infer", "client"},
     "judge": {"infer", "evaluate", "verify", "report"},
+    # stage-neutral: the bottom-level modules only
+    "sandbox": {"infer", "evaluate", "verify", "report", "client", "judge", "cli", "inference"},
 }
 # Third-party library -> the only subpackage that may import it.
 HOMES = {
