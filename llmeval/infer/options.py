@@ -10,6 +10,7 @@ from llmeval.client.endpoints import ClientConfig
 from llmeval.problems import InputKeys
 from llmeval.sampling import Sampling
 from llmeval.shards import Shard, shard_file
+from llmeval.transcripts import ToolSettings
 
 
 class InferOptions(BaseModel):
@@ -31,6 +32,7 @@ class InferOptions(BaseModel):
     progress_interval: float = Field(5.0, gt=0)
     shard: Shard | None = None  # ask only for this shard's pairs, into its own file
     shard_source: str | None = None  # where the shard came from: "--shard", a Slurm array task
+    tools: ToolSettings | None = None  # --tools python: each sample a conversation with calls
 
     @property
     def out_file(self) -> str:

@@ -45,6 +45,7 @@ from llmeval.infer.tally import (
     show_progress,
     stopwatch,
 )
+from llmeval.infer.tools import tool_loop
 from llmeval.infer.workers import Job, RecordMaker, run_jobs
 from llmeval.jsonl import JsonlAppender
 from llmeval.problems import load_problems
@@ -114,6 +115,7 @@ def build_spec(opts: InferOptions, model: str, base_urls: list[str]) -> RunSpec:
         input_sha256=input_sha256,
         llmeval_version=__version__,
         shard=str(opts.shard) if opts.shard else None,
+        tools=opts.tools,
     )
 
 
@@ -209,8 +211,11 @@ async def _run(
             jobs = plan(problems, n, run.done, opts.sampling.seed, shard)
             records = RecordMaker(model, opts.sampling, problems, opts.client.stream, opts.task,
                                   segment_of(spec).id, opts.response_key)  # fmt: skip
-            work = run_jobs(jobs, records, client, write, tally)
-            await _with_progress(opts, tally, client, work)
+            with tool_loop(opts, client, model, run.own) as tools:
+                if tools:
+                    spec = spec.model_copy(update={"sandbox": tools.sandbox.info})
+                work = run_jobs(jobs, records, client, write, tally, tools)
+                await _with_progress(opts, tally, client, work)
         else:
             print_summary(tally, run.own, 0.0)
     if shard or len(run.files) > 1:
