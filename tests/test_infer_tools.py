@@ -131,7 +131,7 @@ HOSTILE = {
     "flood": (
         "import sys\nline = 'z' * 999 + '\\n'\nfor _ in range(100_000): sys.stdout.write(line)",
         "output_cut",
-    ),  # fmt: skip
+    ),
     "parent": ("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nprint('x')", "killed"),
 }
 # what only namespaces contain (a limited process sees other processes' /proc entries)
