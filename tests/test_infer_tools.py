@@ -5,13 +5,16 @@ programs contained and recorded, resume refusing other tool settings."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.infer_helpers import infer, rows, write_jsonl
+from tests.infer_helpers import ROOT, infer, rows, write_jsonl
 from tests.support.threaded_server import serve
 
 NAMESPACES = shutil.which("bwrap") is not None
@@ -193,3 +196,51 @@ def test_hostile_programs_are_contained_and_recorded(tmp_path, monkeypatch, isol
     assert connections == 2 * len(programs)  # the model's turns only: no call reached it
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert "hostile-fork-left" not in ps
+
+
+def _runner_processes() -> list[str]:
+    """Command lines of sandboxed calls still running (the runner's source is in them)."""
+    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in ps.splitlines() if "MEMORY_EXIT" in line]
+
+
+@pytest.mark.skipif(not NAMESPACES, reason="no bwrap")
+def test_kill_9_mid_run_then_resume_duplicates_nothing_and_replays_the_outputs(tmp_path):
+    problems = [
+        {"id": f"p{i}", "problem": f"Problem {i}: add it up, calls=3", "answer": str(100 + i)}
+        for i in range(6)
+    ]
+    inp = write_jsonl(tmp_path / "in.jsonl", problems)
+    flags = [*TOOLS, "--n-samples", "2", "--max-workers", "3", "--tool-protocol", "inline"]
+    with serve(tools=True, answers=_answers(problems), latency=0.05) as srv:
+        assert infer(srv.url, inp, tmp_path / "whole.jsonl", *flags) == 0
+        out = tmp_path / "out.jsonl"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "llmeval", "infer", "--input", str(inp), "--output", str(out),
+             "--base-url", srv.url, *flags],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": "sk-kill-test-secret"},
+        )  # fmt: skip
+        cache = Path(f"{out}.tools.jsonl")
+        deadline = time.monotonic() + 60
+        while not (out.exists() and out.read_bytes().count(b"\n") >= 3):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.01)
+        proc.kill()
+        proc.wait()
+        written = out.read_bytes().count(b"\n")
+        cached = cache.read_bytes().count(b"\n")
+        assert 3 <= written < 12 and cached >= written
+        time.sleep(0.5)
+        assert not _runner_processes()  # the sandboxes died with their parent
+        assert infer(srv.url, inp, out, *flags) == 0
+    resumed = {(r["problem_id"], r["sample_idx"]): r for r in rows(out)}
+    assert len(resumed) == len(rows(out)) == 12  # every sample, once
+    whole = {(r["problem_id"], r["sample_idx"]): r for r in rows(tmp_path / "whole.jsonl")}
+    for pair, row in whole.items():
+        assert resumed[pair]["gen"] == row["gen"]
+        statuses = [(c["code"], c["stdout"], c["status"]) for c in resumed[pair]["tool_calls"]]
+        assert statuses == [(c["code"], c["stdout"], c["status"]) for c in row["tool_calls"]]
+    keys = [json.loads(line)["key"] for line in cache.read_text().splitlines()]
+    assert len(keys) == len(set(keys))  # each program's result written once
+    assert "sk-kill-test-secret" not in out.read_text() + cache.read_text()
