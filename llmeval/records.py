@@ -10,14 +10,13 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from llmeval.sampling import Sampling
-from llmeval.transcripts import SandboxInfo, ToolCall, ToolSettings, Turn
+from llmeval.transcripts import SandboxInfo, ToolCall, ToolFigures, ToolSettings, Turn
 
 SCHEMA_VERSION = 1
 
 # Statuses a verdict can have; only "correct" counts as right.
 VerdictStatus = Literal["correct", "incorrect", "no_answer", "timeout", "error"]
-# Older infers' empty rows for samples refused for context length: not samples (asked again)
-CONTEXT_REJECTED = "context_length"
+CONTEXT_REJECTED = "context_length"  # older infers' rows of refused samples: asked again
 
 
 class _Record(BaseModel):
@@ -278,6 +277,7 @@ class TaskScore(_Record):
     by_subject: dict[str, GroupScore] = Field(default_factory=dict)
     by_level: dict[str, GroupScore] = Field(default_factory=dict)
     problems: list[ProblemScore] = Field(default_factory=list)
+    tools: ToolFigures | None = None  # a run drawn with --tools: how its samples used them
 
 
 class CacheStats(_Record):

@@ -50,8 +50,12 @@ class ToolSettings(BaseModel):
     memory_mb: int = Field(2048, ge=64)
     output_chars: int = Field(4000, ge=100)  # of one call's output the model sees
     state: Literal["stateless", "replay"] = "stateless"
-    fences: str | None = None  # the inline protocol's fence family (sandbox/fences.py)
+    fences: str | None = None  # the inline protocol's fence family (client/tools.py)
     sandbox_cmd: str | None = None  # a lab's own wrapper of each call
+
+    def __str__(self) -> str:
+        """What a run label says of them: `python/native/8`."""
+        return f"{self.tools}/{self.protocol}/{self.max_calls}"
 
 
 class SandboxInfo(BaseModel):
@@ -63,3 +67,19 @@ class SandboxInfo(BaseModel):
     isolation: Literal["namespaces", "process", "command"]
     python: str
     libraries: dict[str, str] = Field(default_factory=dict)
+
+
+class ToolFigures(_Part):
+    """How a run's samples used their tools (a run drawn with --tools): samples with at least
+    one call, calls per sample, the share of calls that failed or ran out of time, samples
+    whose calls ran out, and samples with no answer after their last tool output whose
+    tool outputs hold one (counted, never scored)."""
+
+    samples: int
+    with_calls: int = 0
+    calls: int = 0
+    calls_per_sample: float | None = None
+    error_rate: float | None = None  # of calls: status error
+    timeout_rate: float | None = None  # of calls: status timeout
+    out_of_calls: int = 0
+    answer_in_output: int = 0

@@ -20,7 +20,7 @@ from llmeval.shards import SHARDS_SUFFIX, run_output, shard_of
 from llmeval.tasks import GENERIC, TASKS, Task, get_task, task_from_filename, unknown_task
 
 log = logging.getLogger("llmeval")
-SIDE_SUFFIXES = (".verdicts.jsonl", ".spec.json")
+SIDE_SUFFIXES = (".verdicts.jsonl", ".spec.json", ".tools.jsonl")  # (sandbox/cache.py)
 META_FIELDS = ("subject", "level")
 SKYTHOUGHT = "results.json"  # SkyThought's run file, found in folders like *.jsonl
 # NeMo-Skills writes one file per seed of a run, each sample 0 of every problem

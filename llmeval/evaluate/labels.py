@@ -13,6 +13,7 @@ from typing import Any
 
 from llmeval.evaluate.segments import index_ranges
 from llmeval.records import RunSpec, TaskScore
+from llmeval.transcripts import ToolSettings
 
 # The run spec's fields that make two runs of one model on one task differ, and their names in
 # a label (`effort=high`), in the order labels show them.
@@ -28,12 +29,14 @@ RUN_SETTINGS = {
     "min_p": "min_p",
     "seed": "seed",
     "extra_body": "extra",
+    "tools": "tools",  # --tools and its limits: runs with and without tools are two runs
 }
 
 
 def run_settings(spec: RunSpec | None) -> dict[str, Any]:
     """The settings of a run that tell it from another of its model and task ({}: no spec)."""
-    return {} if spec is None else {name: getattr(spec, name) for name in RUN_SETTINGS}
+    values = {} if spec is None else {name: getattr(spec, name) for name in RUN_SETTINGS}
+    return {name: str(v) if isinstance(v, ToolSettings) else v for name, v in values.items()}
 
 
 def setting_labels(

@@ -32,6 +32,7 @@ from llmeval.evaluate.layouts import (
     text_field,
 )
 from llmeval.evaluate.policy_answers import read_answers
+from llmeval.evaluate.tool_use import ToolUse, answer_in_output, tool_use
 from llmeval.records import CONTEXT_REJECTED, token_count
 from llmeval.shards import Pair
 from llmeval.tasks import Task
@@ -75,6 +76,7 @@ class Sample:
     reasoning_tokens: int | None = None  # of completion_tokens, where the server said
     prompt_tokens: int | None = None  # usage.prompt_tokens, where the row has it
     unfinished: bool = False  # no finish reason recorded; the text looks cut (counted truncated)
+    tools: ToolUse | None = None  # drawn with tools: its calls (the answer read after them)
 
     def answer_for(self, policy: str) -> str | None:
         """The answer a policy judges: the boxed one (`pred`); under lenient, its own reading
@@ -170,7 +172,8 @@ class RowReader:
         prompt = row.get("prompt")
         starts_in_think = isinstance(prompt, str) and thinking.opens_reasoning(prompt)
         reasoning = reasoning_of(row)
-        output = (gen, reasoning, starts_in_think)
+        use = tool_use(row, gen)
+        output = (use.answer_part if use else gen, reasoning, starts_in_think)
         finish = row.get("finish_reason")
         unfinished = finish is None and stops_mid_sentence(*output)
         truncated = finish in TRUNCATED_REASONS or unfinished
@@ -190,6 +193,9 @@ class RowReader:
         sample = Sample(pid, idx, gold, pred, truncated, tokens, meta, anchored, texts)
         sample.reasoning_tokens, sample.prompt_tokens = thought, prompt_tokens
         sample.unfinished = unfinished
+        if use is not None:
+            use.in_output = pred is None and answer_in_output(row)
+            sample.tools = use
         if finish is None and reasoning is None and thinking.OPEN.search(gen) is None:
             self.closes.append((thinking.CLOSE.search(gen) is not None, sample))
         return sample

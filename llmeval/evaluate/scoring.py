@@ -24,6 +24,7 @@ from llmeval.evaluate.metrics import (
 from llmeval.evaluate.runs import InputRun, missing_by_shard, missing_pairs
 from llmeval.evaluate.samples import Sample
 from llmeval.evaluate.segments import mixed_settings
+from llmeval.evaluate.tool_use import figures as tool_figures
 from llmeval.records import GroupScore, ProblemScore, TaskScore
 from llmeval.verify.verifier import rational_value
 
@@ -194,5 +195,6 @@ def task_score(source: InputRun, policy: str) -> TaskScore:
         by_subject=_groups(problems, "subject"),
         by_level=_groups(problems, "level"),
         problems=problems,
+        tools=tool_figures(s.tools for s in graded),
         **counts,
     )
