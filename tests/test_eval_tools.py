@@ -16,10 +16,16 @@ PROBLEMS = [
     {"id": "loop", "problem": "Spin. <<<code\nwhile True:\n    pass\ncode>>>", "answer": "3"},
     {"id": "crash", "problem": "Crash. <<<code\nprint(1 / 0)\ncode>>>", "answer": "4"},
     {"id": "capped", "problem": "Keep checking. calls=99", "answer": "5"},
-    {"id": "printed", "problem": "Say it, nobox. <<<code\nprint('\\\\boxed{6}')\ncode>>>",
-     "answer": "6"},  # fmt: skip
-    {"id": "html", "problem": "Show. <<<code\nprint('</script><b>bold</b>' + str(7))\ncode>>>",
-     "answer": "7"},  # fmt: skip
+    {
+        "id": "printed",
+        "problem": "Say it, nobox. <<<code\nprint('\\\\boxed{6}')\ncode>>>",
+        "answer": "6",
+    },
+    {
+        "id": "html",
+        "problem": "Show. <<<code\nprint('</script><b>bold</b>' + str(7))\ncode>>>",
+        "answer": "7",
+    },
 ]
 
 
