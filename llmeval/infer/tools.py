@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -212,7 +213,7 @@ def tool_loop(
         yield None
         return
     try:
-        sandbox = Sandbox(opts.tools, cache_path(own), prewarm=1)
+        sandbox = Sandbox(opts.tools, cache_path(own), prewarm=os.cpu_count() or 1)
     except OSError as exc:
         raise UsageError(str(exc)) from None
     log.info("%s", start_line(sandbox.launcher))

@@ -8,8 +8,10 @@ import asyncio
 import collections
 import hashlib
 import json
+import marshal
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from llmeval.records import cache_key
@@ -41,6 +43,9 @@ class Sandbox:
         self.hits = self.runs = 0
         self._spares: collections.deque[Started] = collections.deque()
         self._lock = threading.Lock()
+        # every process is started from this one thread: bwrap's --die-with-parent ends a
+        # sandbox when the thread that started it ends (a worker thread retired early)
+        self._spawner = ThreadPoolExecutor(1, thread_name_prefix="llmeval-sandbox")
         self.spec = self._spec()
 
     @property
@@ -71,7 +76,7 @@ class Sandbox:
         if self.cache and (hit := self.cache.get(key)):
             self.hits += 1
             return hit.model_copy(update={"code": code})
-        payload = json.dumps({"setup": setup, "code": code}).encode()
+        payload = marshal.dumps((code, tuple(setup)))
         async with self.slots:
             outcome = await asyncio.to_thread(self._call, payload)
         self.runs += 1
@@ -84,7 +89,7 @@ class Sandbox:
     def _call(self, payload: bytes) -> Outcome:
         with self._lock:
             started = self._spares.popleft() if self._spares else None
-        started = started or start(self.launcher)
+        started = started or self._start()
         try:
             return finish(self.launcher, started, payload)
         finally:
@@ -96,9 +101,13 @@ class Sandbox:
             with self._lock:
                 if len(self._spares) >= self.prewarm:
                     return
-            spare = start(self.launcher)
+            spare = self._start()
             with self._lock:
                 self._spares.append(spare)
+
+    def _start(self) -> Started:
+        """A process started (from the spawning thread), waiting for its code."""
+        return self._spawner.submit(start, self.launcher).result()
 
     def warm(self) -> None:
         """Start the prewarmed processes now (before the first call)."""
@@ -110,6 +119,7 @@ class Sandbox:
             spares, self._spares = list(self._spares), collections.deque()
         for spare in spares:
             finish(self.launcher, spare, b"")  # ends at once: no code
+        self._spawner.shutdown()
         if self.cache:
             self.cache.close()
         self.launcher.close()

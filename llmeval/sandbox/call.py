@@ -5,7 +5,6 @@ backstop or a flood of output, its folder removed, its end named as a `ToolStatu
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import selectors
 import shutil
@@ -142,25 +141,38 @@ def _read(
     deadline passes (timeout) or the output floods (output_cut): (why it was stopped, its
     exit code)."""
     stopped: ToolStatus | None = None
-    with selectors.DefaultSelector() as sel:
-        for pipe in streams:
-            os.set_blocking(pipe.fileno(), False)
-            sel.register(pipe, selectors.EVENT_READ)
-        while True:
-            for key, _ in sel.select(timeout=0.05):
-                _drain(key.fileobj, streams, sel)
-            if sum(c.total for c in streams.values()) > FLOOD:
-                stopped = "output_cut"
-            elif time.monotonic() > deadline:
-                stopped = "timeout"
-            if stopped:
-                _kill(proc)
-            pid, status = os.waitpid(proc.pid, 0 if stopped else os.WNOHANG)
-            if pid:
-                proc.returncode = os.waitstatus_to_exitcode(status)
-                for pipe in list(sel.get_map().values()):
-                    _drain(pipe.fileobj, streams, sel)
-                return stopped, proc.returncode
+    try:  # readable once the process has ended: no polling (Linux 5.3 and later)
+        exited: int | None = os.pidfd_open(proc.pid)
+    except OSError:
+        exited = None
+    try:
+        with selectors.DefaultSelector() as sel:
+            for pipe in streams:
+                os.set_blocking(pipe.fileno(), False)
+                sel.register(pipe, selectors.EVENT_READ)
+            if exited is not None:
+                sel.register(exited, selectors.EVENT_READ)
+            while True:
+                left = max(0.0, deadline - time.monotonic())
+                for key, _ in sel.select(timeout=left if exited is not None else min(left, 0.05)):
+                    if key.fileobj is not exited:
+                        _drain(key.fileobj, streams, sel)
+                if sum(c.total for c in streams.values()) > FLOOD:
+                    stopped = "output_cut"
+                elif time.monotonic() > deadline:
+                    stopped = "timeout"
+                if stopped:
+                    _kill(proc)
+                pid, status = os.waitpid(proc.pid, 0 if stopped else os.WNOHANG)
+                if pid:
+                    proc.returncode = os.waitstatus_to_exitcode(status)
+                    for key in list(sel.get_map().values()):
+                        if key.fileobj is not exited:
+                            _drain(key.fileobj, streams, sel)
+                    return stopped, proc.returncode
+    finally:
+        if exited is not None:
+            os.close(exited)
 
 
 def _drain(pipe: Any, streams: dict, sel: selectors.BaseSelector) -> None:
@@ -205,9 +217,9 @@ def _reported(status: int | None, code: int) -> tuple[int, float]:
         with contextlib.suppress(OSError):
             raw = os.read(status, 4096)
     try:
-        report = json.loads(raw)
-        return os.waitstatus_to_exitcode(int(report["wait"])), round(float(report["cpu"]), 3)
-    except (ValueError, KeyError, TypeError):
+        wait, cpu = raw.split()
+        return os.waitstatus_to_exitcode(int(wait)), round(float(cpu), 3)
+    except ValueError:
         return code, 0.0
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import json
 import logging
+import marshal
+import math
 import os
 import platform
 import shlex
@@ -18,7 +19,6 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from llmeval.transcripts import SandboxInfo, ToolSettings
 
@@ -106,21 +106,29 @@ class Launcher:
             {"isolation": self.isolation, "python": python, "libraries": libraries}
         )
 
-    def config(self, status_fd: int | None) -> str:
-        """The runner's limits and status descriptor (argv[1])."""
-        s = self.settings
-        cfg: dict[str, Any] = {"cpu": s.timeout_s, "memory_mb": s.memory_mb, "processes": PROCESSES,
-               "file_mb": FILE_MB, "uid": None, "site": [], "status_fd": status_fd}  # fmt: skip
+    def config(self, status_fd: int | None) -> list[str]:
+        """The runner's limits and status descriptor, and its library folders (argv[1:])."""
+        s, site = self.settings, ""
+        uid, reap = -1, 0
         if self.isolation == "namespaces":
-            cfg["site"] = [SITE]
+            site = SITE
         elif self.isolation == "process":
-            cfg |= {"site": [self.site], "uid": NOBODY if self.drop_root else None}
-        return json.dumps(cfg)
+            site, reap = self.site, 1
+            uid = NOBODY if self.drop_root else -1
+        cpu = max(1, math.ceil(s.timeout_s))
+        numbers = [cpu, s.memory_mb, PROCESSES, FILE_MB, -1 if status_fd is None else status_fd,
+                   uid, reap]  # fmt: skip
+        return [" ".join(map(str, numbers)), site]
 
     def argv(self, status_fd: int | None = None) -> list[str]:
         """The command of one call (the code comes on its stdin; a wrapper passes on no
         status descriptor)."""
-        tail = ["-B", "-c", RUNNER, self.config(None if self.isolation == "command" else status_fd)]
+        tail = [
+            "-B",
+            "-c",
+            RUNNER,
+            *self.config(None if self.isolation == "command" else status_fd),
+        ]
         if self.isolation == "command":
             return [*shlex.split(self.settings.sandbox_cmd or ""), "python3", *tail]
         if self.isolation == "process":
@@ -192,8 +200,9 @@ class Launcher:
         if folder and self.isolation == "process" and self.drop_root and os.getuid() == 0:
             os.chown(folder, NOBODY, NOBODY)
         try:
-            done = subprocess.run(self.argv(), input=b'{"code": "print(1)"}', capture_output=True,
-                                  timeout=60, env=self.env(folder), cwd=folder or "/")  # fmt: skip
+            code = marshal.dumps(("print(1)", ()))
+            done = subprocess.run(self.argv(), input=code, capture_output=True, timeout=60,
+                                  env=self.env(folder), cwd=folder or "/")  # fmt: skip
             return done.stdout == b"1\n", done.stderr.decode("utf-8", "replace").strip()
         except (OSError, subprocess.TimeoutExpired) as exc:
             return False, str(exc)

@@ -1,17 +1,19 @@
 """The program each sandboxed call runs first (its source is passed with `python -c`): limits,
 then the model's code read from stdin. Standard library only; it never runs in llmeval.
 
-argv[1] is a JSON object: cpu (seconds), memory_mb, processes, file_mb, uid (drop to it when
-started as root: process isolation), site (folders put on sys.path), status_fd (where the
-code's wait status and CPU seconds go). stdin is a JSON object: setup (earlier blocks, run
-with their output discarded: --tool-state replay) and code. The code's exit codes: 0 ok, 1 an
-exception (its traceback on stderr, without this program's frames), MEMORY_EXIT a
-MemoryError, or the code's own SystemExit code.
+argv[1] holds whole numbers: cpu (seconds), memory_mb, processes, file_mb, status_fd (where
+the code's wait status and CPU seconds go; -1: none), uid (drop to it when started as root:
+process isolation; -1: stay), reap (1: kill what the code leaves running; namespaces need
+not); argv[2] the folders put on sys.path (os.pathsep between). stdin is marshal's form of
+(code, setup): setup, earlier blocks run with their output discarded (--tool-state replay).
+The code's exit codes: 0 ok, 1 an exception (its traceback on stderr, without this program's
+frames), MEMORY_EXIT a MemoryError, or the code's own SystemExit code. Imports only what
+starts fast (no json, no re: each call pays for what this program imports).
 """
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import resource
 import sys
@@ -22,7 +24,7 @@ FILENAME = "<code>"
 
 def limit(cfg: dict, names: tuple[str, ...]) -> None:
     """Lower these hard limits (they cannot be raised again)."""
-    cpu = max(1, int(cfg["cpu"] + 0.999))
+    cpu = max(1, cfg["cpu"])
     memory, size = cfg["memory_mb"] << 20, cfg["file_mb"] << 20
     values = {
         "RLIMIT_CPU": (cpu, cpu + 1),  # SIGXCPU at the limit, SIGKILL a second later
@@ -78,7 +80,7 @@ def reap() -> None:
                 pass
 
 
-def run(payload: dict) -> int:
+def run(code: str, setup: tuple) -> int:
     """Run the code (after the setup blocks); its exit code."""
     sys.stdin = open(os.devnull)  # noqa: SIM115 (the code reads nothing)
     import random
@@ -87,7 +89,7 @@ def run(payload: dict) -> int:
     scope: dict = {"__name__": "__main__", "__builtins__": __builtins__}
     out, err = sys.stdout, sys.stderr
     try:
-        for block in payload.get("setup", ()):
+        for block in setup:
             sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115
             try:
                 exec(compile(block, FILENAME, "exec"), scope)
@@ -95,7 +97,7 @@ def run(payload: dict) -> int:
                 pass  # it ran before: whatever it left is state
             finally:
                 sys.stdout, sys.stderr = out, err
-        exec(compile(payload["code"], FILENAME, "exec"), scope)
+        exec(compile(code, FILENAME, "exec"), scope)
     except MemoryError:
         sys.stderr.write("MemoryError: the code ran out of memory\n")
         return MEMORY_EXIT
@@ -110,34 +112,37 @@ def run(payload: dict) -> int:
 def main() -> None:
     """Drop root (process isolation), limit, read the code, run it in a child whose end and
     CPU time this process reports on the status descriptor (when it has one)."""
-    cfg = json.loads(sys.argv[1])
-    if cfg.get("uid") is not None and os.getuid() == 0:
+    numbers = [int(n) for n in sys.argv[1].split()]
+    names = ("cpu", "memory_mb", "processes", "file_mb", "status_fd", "uid", "reap")
+    cfg = dict(zip(names, numbers, strict=True))
+    if cfg["uid"] >= 0 and os.getuid() == 0:
         os.setgroups([])
         os.setgid(cfg["uid"])
         os.setuid(cfg["uid"])
     limit(cfg, ("RLIMIT_NPROC", "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_NOFILE"))
-    sys.path[:0] = cfg.get("site", [])
+    sys.path[:0] = [folder for folder in sys.argv[2].split(os.pathsep) if folder]
     del sys.argv[1:]
-    payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
-    status_fd = cfg.get("status_fd")
-    subreaper()
+    code, setup = marshal.loads(sys.stdin.buffer.read())
+    status_fd = cfg["status_fd"]
+    if cfg["reap"]:
+        subreaper()
     pid = os.fork()
     if pid == 0:
-        if status_fd is not None:
+        if status_fd >= 0:
             os.close(status_fd)
         limit(cfg, ("RLIMIT_CPU", "RLIMIT_AS"))
-        code = run(payload)
+        status = run(code, setup)
         try:
             sys.stdout.flush()
             sys.stderr.flush()
         except Exception:
             pass
-        os._exit(code & 0xFF)
+        os._exit(status & 0xFF)
     _, status, usage = os.wait4(pid, 0)
-    reap()
-    if status_fd is not None:
-        cpu = usage.ru_utime + usage.ru_stime
-        os.write(status_fd, json.dumps({"wait": status, "cpu": cpu}).encode())
+    if cfg["reap"]:
+        reap()
+    if status_fd >= 0:
+        os.write(status_fd, b"%d %.6f" % (status, usage.ru_utime + usage.ru_stime))
     os._exit(0)
 
 
