@@ -46,6 +46,11 @@ ENV = {
 }
 
 
+# what a container client needs of llmeval's environment (docker, podman)
+WRAPPER_ENV = {"HOME", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "XDG_RUNTIME_DIR",
+               "CONTAINER_HOST"}  # fmt: skip
+
+
 def _libraries() -> dict[str, tuple[str, list[str]]]:
     """{name: (version, its folders)} of the LIBRARIES installed beside llmeval (a package's
     vendored `<name>.libs` folder too), found without importing them."""
@@ -130,15 +135,23 @@ class Launcher:
             *self.config(None if self.isolation == "command" else status_fd),
         ]
         if self.isolation == "command":
-            return [*shlex.split(self.settings.sandbox_cmd or ""), "python3", *tail]
+            prefix = shlex.split(self.settings.sandbox_cmd or "")
+            # found on llmeval's PATH (a call's own is /usr/bin:/bin)
+            prefix[0] = shutil.which(prefix[0]) or prefix[0]
+            return [*prefix, "python3", *tail]
         if self.isolation == "process":
             return [self.python, "-S", *tail]
         return [*self._bwrap(), self._inner(self.python), "-S", *tail]
 
     def env(self, folder: str | None) -> dict[str, str]:
-        """The environment of a call whose folder is `folder` (namespaces: /work)."""
+        """The environment of a call whose folder is `folder` (namespaces: /work); a wrapper
+        (--sandbox-cmd) also gets what a container client reads: where the daemon and its
+        configuration are, never llmeval's keys."""
         home = folder or WORK
-        return {**ENV, "HOME": home, "TMPDIR": home}
+        own = {"HOME": home, "TMPDIR": home}
+        if self.isolation == "command":
+            own |= {k: v for k, v in os.environ.items() if k in WRAPPER_ENV}
+        return {**ENV, **own}
 
     def _inner(self, path: str) -> str:
         """Where a call sees a host path of the interpreter."""
