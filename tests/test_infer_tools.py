@@ -244,3 +244,18 @@ def test_kill_9_mid_run_then_resume_duplicates_nothing_and_replays_the_outputs(t
     keys = [json.loads(line)["key"] for line in cache.read_text().splitlines()]
     assert len(keys) == len(set(keys))  # each program's result written once
     assert "sk-kill-test-secret" not in out.read_text() + cache.read_text()
+
+
+def test_all_turns_of_a_sample_go_to_one_endpoint(tmp_path):
+    problems = [{"id": f"p{i}", "problem": f"Sum {i}, calls=2", "answer": str(i)} for i in range(8)]
+    inp = write_jsonl(tmp_path / "in.jsonl", problems)
+    with serve(tools=True, answers=_answers(problems)) as one, serve(tools=True) as two:
+        flags = [*TOOLS, "--base-url", two.url, "--max-workers", "8"]
+        assert infer(one.url, inp, tmp_path / "out.jsonl", *flags) == 0
+        seen = [
+            {b["messages"][-1 if b["messages"][-1]["role"] == "user" else 0]["content"]
+             for b in server.server.bodies}
+            for server in (one, two)
+        ]  # fmt: skip
+    firsts = [{m.split(",")[0] for m in side if "Sum" in m} for side in seen]
+    assert firsts[0] and firsts[1] and not firsts[0] & firsts[1]  # both used, no sample split
