@@ -259,3 +259,15 @@ def test_all_turns_of_a_sample_go_to_one_endpoint(tmp_path):
         ]  # fmt: skip
     firsts = [{m.split(",")[0] for m in side if "Sum" in m} for side in seen]
     assert firsts[0] and firsts[1] and not firsts[0] & firsts[1]  # both used, no sample split
+
+
+def test_replay_reruns_the_earlier_blocks_before_each_call(tmp_path):
+    code = "n = globals().get('n', 0) + 1\nprint(n)"
+    problems = [
+        {"id": "count", "problem": f"Count, calls=3 <<<code\n{code}\ncode>>>", "answer": "3"}
+    ]
+    _, stateless, _ = _run(tmp_path, problems, out="a.jsonl")
+    _, replayed, _ = _run(tmp_path, problems, "--tool-state", "replay", out="b.jsonl")
+    assert [c["stdout"] for c in stateless["count"]["tool_calls"]] == ["1\n"] * 3
+    assert [c["stdout"] for c in replayed["count"]["tool_calls"]] == ["1\n", "2\n", "3\n"]
+    assert replayed["count"]["gen"].rstrip().endswith("$\\boxed{3}$.")
