@@ -12,6 +12,7 @@ EXIT_USAGE = 2  # bad flags, bad input file, refused resume
 EXIT_INCOMPLETE = 3  # some samples failed: rerun to resume
 EXIT_SERVER = 4  # server unreachable, refused, or rejected the request
 EXIT_OUTPUT = 5  # cannot write the output (read-only folder, disk full)
+EXIT_PARTIAL = 6  # eval --require-complete: a run is incomplete (table and outputs written)
 EXIT_INTERRUPTED = 130
 
 
@@ -48,6 +49,12 @@ class OutputError(LlmevalError):
     """An output cannot be written; what was already written is untouched."""
 
     exit_code = EXIT_OUTPUT
+
+
+class PartialError(LlmevalError):
+    """`eval --require-complete` met an incomplete run: its figures are shown, not final."""
+
+    exit_code = EXIT_PARTIAL
 
 
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)\S*@")

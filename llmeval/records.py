@@ -39,6 +39,8 @@ class Problem(_Record):
     problem: str | None = None
     prompt: str | None = None  # upstream format: sent verbatim, no template
     answer: str
+    # statements the errata replaced (data/README.md): outputs drawn on them still match it
+    earlier_statements: list[str] = Field(default_factory=list)
 
     _coerce_answer = field_validator("answer", mode="before")(_to_text)
 
@@ -100,11 +102,14 @@ class Generation(_Record):
 
 
 class SampleKey(_Record):
-    """The fields a resume scan needs; parsing only these keeps the scan cheap."""
+    """The fields a resume scan needs (the model and task a row names, to tell a row of
+    another run); parsing only these keeps the scan cheap."""
 
     problem_id: str
     sample_idx: int = Field(ge=0)
     finish_reason: Any = None
+    model: Any = None
+    task: Any = None
 
     _coerce_id = field_validator("problem_id", mode="before")(_to_text)
 
@@ -254,11 +259,14 @@ class TaskScore(_Record):
     n_truncated: int = 0
     n_unfinished: int = 0  # of n_truncated: no finish reason recorded, the text looks cut
     n_duplicates: int = 0  # rows under a (problem, sample index) another sample had: left out
-    n_copies: int = 0  # rows that copied an earlier row exactly: one sample, counted once
+    n_copies: int = 0  # rows that repeated earlier rows (a file appended twice): counted once
+    n_beyond_n: int = 0  # samples at an index the run spec does not plan: left out
     n_ungraded: int = 0  # problems without a gold answer: left out of every figure
     n_gold_unparsed: int = 0  # problems whose gold the verifier cannot read (text compared)
     problems_file: str | None = None  # the problems scored against: spec's input, else data
     problems_sha256: str | None = None  # their SHA-256
+    # the problems matched only by a statement the errata since corrected (data's errata)
+    problems_on_earlier_statements: list[str] = Field(default_factory=list)
     policies: dict[str, float | None] = Field(default_factory=dict)  # accuracy per policy
     judge: JudgeScore | None = None  # with --judge-url: `accuracy` stays the rules' alone
     truncation_rate: float | None = None
@@ -267,6 +275,7 @@ class TaskScore(_Record):
     mean_answer_tokens: float | None = None  # completion minus reasoning, where both are known
     mean_prompt_tokens: float | None = None  # where rows report usage.prompt_tokens
     complete: bool  # every problem asked has every sample
+    being_written: bool = False  # a writer (infer) held one of its files as eval read it
     rounds_complete: int = 0  # in progress: k, the rounds (samples 0..k-1) all problems finished
     rounds_accuracy: float | None = None  # avg@k over those rounds: unmoved by the finish order
     rounds_stderr: float | None = None

@@ -1,7 +1,7 @@
 """Files other harnesses write, scored as they are written (issue 30.7-9): each built from the
 harness's documented format (lm-evaluation-harness `evaluator.py` and `evaluation_tracker.py`,
 SkyThought `evals/inference_and_check.py`, NeMo-Skills' datasets and `output-rs<seed>.jsonl`,
-LIMO `eval/eval.py`), with the README's command for it."""
+LIMO `eval/eval.py`), with docs/harnesses.md's command for it."""
 
 from __future__ import annotations
 

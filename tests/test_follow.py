@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from llmeval.jsonl import JsonlAppender
 from tests.infer_helpers import AIME24, ROOT, infer
 from tests.support.fake_model import load_answers
 from tests.support.threaded_server import serve
@@ -113,12 +114,14 @@ def test_follow_scores_a_growing_file_honestly_and_ends_when_complete(
 def test_ctrl_c_ends_a_follow_with_the_last_table(whole: Path, tmp_path: Path) -> None:
     order = _finish_order(whole)
     grow, result = _start(tmp_path, whole, order[:100])
+    writer = JsonlAppender(grow, exclusive=True)  # as infer holds its file while it runs
     proc = _follow(grow, result, "60")
     try:
         _wait_for(result, lambda t: t["samples_scored"] == 100)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
     finally:
+        writer.close()
         proc.kill()
     assert proc.returncode == 0, err
     assert "runs in progress" in out and "100/240" in out and "Traceback" not in err

@@ -18,7 +18,7 @@ from llmeval.evaluate.metrics import (
     sample_stderr,
     summarize,
 )
-from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate.reading import InputRun, RunPart
 from llmeval.evaluate.samples import Sample
 from llmeval.evaluate.scoring import task_score, vote_class
 from llmeval.records import RunSpec
@@ -133,7 +133,8 @@ def _file(task: str, samples: list[Sample], statuses: list[str], n: int | None =
     for sample, status in zip(samples, statuses, strict=True):
         sample.status = {"strict": status, "lenient": status}
     spec = None if n is None else RunSpec(model="m", n_samples=n)
-    return InputRun(Path(f"{task}_x.jsonl"), TASKS[task], samples, spec=spec)
+    path = Path(f"{task}_x.jsonl")
+    return InputRun(path, TASKS[task], [RunPart(path, spec, samples=samples)], spec=spec)
 
 
 def test_task_score_counts_missing_and_groups() -> None:

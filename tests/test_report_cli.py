@@ -167,12 +167,12 @@ def test_the_overview_is_evals_table(tmp_path: Path, capsys: pytest.CaptureFixtu
     head = re.findall(r"<th>(.*?)</th>", overview.split("</thead>")[0])
     cells = re.findall(r"<td>(.*?)</td>", overview.split("<tbody>")[1].split("</tbody>")[0])
     assert head[:4] == ["run", "model", "problems", "n"] and cells[1:4] == ["model-m", "2", "5"]
-    header = next(line for line in table if line.startswith("run: task, model, file"))
-    row = next(line for line in table if line.startswith("aime24 · 2×5"))
-    assert header.split() == ["run:", "task,", "model,", "file", *" ".join(head[4:]).split()]
-    assert row.split()[3:] == " ".join(cells[4:]).split()  # after `aime24 · 2×5`
+    header = next(line for line in table if line.startswith("run: task · model, size · file"))
+    row = next(line for line in table if line.startswith("aime24 · model-m"))
+    assert header.split()[7:] == " ".join(head[4:]).split()
+    assert row.split()[3:] == " ".join(cells[4:]).split()  # after `aime24 · model-m`
     assert cells[-1] == "no: 2" and "NO (" not in overview
     for what, line in (("incomplete", "0 problems without a sample, 2 samples missing"),
-                       ("copies", "1 rows copied earlier rows exactly")):  # fmt: skip
-        assert f"{what}: aime24 · model-m: {line}" in "\n".join(table)  # eval's run name
-        assert f"{what}: aime24: {line}" in overview  # the report's label of the run
+                       ("copies", "1 rows repeat earlier rows of their file")):  # fmt: skip
+        assert f"{what}: aime24 · model-m: {line}" in "\n".join(table)  # the run's one name
+        assert f"{what}: aime24 · model-m: {line}" in overview

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from llmeval.cli.main import main
-from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate.reading import InputRun
 from llmeval.evaluate.scoring import task_score
 from llmeval.records import TaskScore
 from llmeval.report.data import Run

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.shards import Shard, shard_file
+from llmeval.runs.layout import shard_file
+from llmeval.runs.pairs import Shard
 from tests.test_scripts import ROOT, SCRIPTS, flag, run
 
 DRY = {"DRY_RUN": "1", "LLMEVAL": "llmeval", "PATH": "/usr/bin:/bin"}  # no sbatch on this PATH

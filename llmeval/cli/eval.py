@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 
 from llmeval.cli.flags import from_flags
 from llmeval.cli.follow import add_follow, check_follow, follow
-from llmeval.errors import UsageError
-from llmeval.evaluate.discover import SIDE_SUFFIXES
+from llmeval.errors import PartialError, UsageError
 from llmeval.evaluate.layouts import RowKeys
 from llmeval.evaluate.options import DEFAULT_TIMEOUT_S, EvalOptions
 from llmeval.evaluate.run import EvalResult, run_eval
@@ -19,6 +18,7 @@ from llmeval.evaluate.table import export_verdicts, print_report
 from llmeval.files import write_json_atomic
 from llmeval.progress import Progress
 from llmeval.records import ScoreReport
+from llmeval.runs.layout import SIDE_SUFFIXES, SPEC_SUFFIX
 from llmeval.verify.pool import DEFAULT_MEMORY_MB, default_workers
 
 if TYPE_CHECKING:
@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--result-json", "--result_path", dest="result_json", type=Path,
         help="write the JSON result")  # fmt: skip
     add("--export-verdicts", type=Path, help="write one JSON line per sample with its verdict")
+    add("--require-complete", action="store_true",
+        help="exit 6 when any run is incomplete, once the table and the outputs are written "
+        "(for pipelines that must not publish partial figures)")  # fmt: skip
     add_follow(parser, "redrawing the table (and rewriting --result-json) at each refresh")
     add_eval_options(parser)
     parser.set_defaults(func=run)
@@ -91,7 +94,7 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
         raise UsageError("give at least one generation file, folder or glob")
     if args.cache and args.no_cache:
         raise UsageError("--cache and --no-cache do not go together")
-    if args.cache and args.cache.name.endswith(".spec.json"):  # it made the run unreadable
+    if args.cache and args.cache.name.endswith(SPEC_SUFFIX):  # it made the run unreadable
         raise UsageError(f"--cache {args.cache}: a run spec's name; name a .jsonl file")
     keys = RowKeys(
         answer=args.answer_key, response=args.response_key, id=args.id_key, lm_filter=args.lm_filter
@@ -179,10 +182,31 @@ def _score(args: argparse.Namespace) -> ScoreReport:
 
 def run(args: argparse.Namespace) -> int:
     """Judge, write the outputs, then print the table (a reader that closes stdout early, as
-    `| head` does, loses nothing and is no error); with --follow, again at every refresh."""
+    `| head` does, loses nothing and is no error); with --follow, again at every refresh.
+    With --require-complete, a run still incomplete at the end is an error (exit 6)."""
     interval = check_follow(args)
+    shown: list[ScoreReport] = []
+
+    def score() -> ScoreReport:
+        shown[:] = [_score(args)]
+        return shown[0]
+
     if interval is not None:
         args.no_progress = True  # the refreshes are the progress
-        return follow(interval, lambda: _score(args), print_report)
-    print_report(_score(args))
-    return 0
+        code = follow(interval, score, print_report)
+    else:
+        print_report(score())
+        code = 0
+    if code == 0 and args.require_complete and shown:
+        require_complete(shown[0])
+    return code
+
+
+def require_complete(report: ScoreReport) -> None:
+    """Raise `PartialError` when a run of the report lacks samples (the table names them)."""
+    incomplete = sum(not task.complete for task in report.tasks)
+    if incomplete:
+        raise PartialError(
+            f"--require-complete: {incomplete} of {len(report.tasks)} runs are incomplete "
+            "(named under the table), so these figures are not final"
+        )

@@ -16,8 +16,8 @@ from llmeval.errors import UsageError
 from llmeval.infer.options import InferOptions
 from llmeval.problems import InputKeys
 from llmeval.records import Generation
+from llmeval.runs.pairs import Shard, parse_shard, slurm_shard
 from llmeval.sampling import Sampling
-from llmeval.shards import Shard, parse_shard, slurm_shard
 from llmeval.tasks import MATH_TEMPLATE, TASKS, get_task, task_from_filename, unknown_task
 from llmeval.transcripts import ToolSettings
 

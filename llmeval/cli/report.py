@@ -13,10 +13,10 @@ from llmeval import __version__
 from llmeval.cli.eval import add_eval_options, evaluate, refuse_overwrite
 from llmeval.cli.follow import add_follow, check_follow, follow, stamp
 from llmeval.errors import UsageError
-from llmeval.evaluate.labels import shard_layout
 from llmeval.files import atomic_file
 from llmeval.records import ScoreReport, TaskScore
 from llmeval.report.tokens import Prices
+from llmeval.runs.names import shard_layout
 
 log = logging.getLogger("llmeval")
 

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from llmeval.records import TaskScore
 
 
-def pct(value: float | None) -> str:
-    """0.4567 -> '45.7'; missing -> 'n/a'."""
-    return "n/a" if value is None else f"{100 * value:.1f}"
+def pct(value: float | None, digits: int = 1) -> str:
+    """0.4567 -> '45.7': the one percent of every screen; missing (or NaN) -> 'n/a'."""
+    if value is None or value != value:
+        return "n/a"
+    return f"{100 * value:.{digits}f}"
 
 
 def pct_err(value: float | None, err: float | None) -> str:
@@ -96,9 +98,16 @@ def notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
             )
         if score.mixed_settings:
             lines.append(f"mixed settings: {run}: {score.mixed_settings}")
+        if score.problems_on_earlier_statements:
+            lines.append(f"erratum: {len(score.problems_on_earlier_statements)} problems "
+                         "answered on their earlier statements: "
+                         f"{_ids(score.problems_on_earlier_statements)} ({run})")  # fmt: skip
         if score.n_copies:
-            lines.append(f"copies: {run}: {score.n_copies} rows copied earlier rows exactly: "
-                         "dropped, each sample counted once")  # fmt: skip
+            lines.append(f"copies: {run}: {score.n_copies} rows repeat earlier rows of their file "
+                         "(a file appended to itself?): each sample counted once")  # fmt: skip
+        if score.n_beyond_n:
+            lines.append(f"left out: {run}: {score.n_beyond_n} samples at a sample index beyond "
+                         f"the run spec's n = {score.n_samples}")  # fmt: skip
         if score.n_duplicates:
             lines.append(f"left out: {run}: {score.n_duplicates} rows under a (problem, sample "
                          "index) another row had (in another file, or with another text or "
@@ -108,6 +117,14 @@ def notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
                          "reason and stop mid-sentence or never close their reasoning: counted "
                          "as truncated")  # fmt: skip
     return lines
+
+
+def _ids(ids: list[str]) -> str:
+    """Problem ids in a line, a prefix they share said once: `aime24/71, 74, 88`."""
+    prefix = ids[0].rpartition("/")[0] + "/" if "/" in ids[0] else ""
+    if not prefix or not all(i.startswith(prefix) for i in ids):
+        return ", ".join(ids)
+    return ", ".join([ids[0], *(i.removeprefix(prefix) for i in ids[1:])])
 
 
 def token_notes(scores: list[TaskScore], runs: list[str]) -> list[str]:

@@ -265,6 +265,22 @@ def output_tokens(row: Row, position: int) -> int | None:
     return token_count(usage.get("completion_tokens")) if isinstance(usage, dict) else None
 
 
+def token_counts(row: Row, position: int) -> tuple[int | None, int | None, int | None]:
+    """The completion tokens of a row's output at `position` (a harness's per-output counts,
+    else the row's `usage`), the reasoning tokens among them (ours record
+    `usage.reasoning_tokens`; a server's raw usage nests them in `completion_tokens_details`)
+    and the prompt tokens, each when it is a sane count (servers send garbage)."""
+    usage = row.get("usage")
+    if not isinstance(usage, dict):
+        return output_tokens(row, position), None, None
+    reasoning = usage.get("reasoning_tokens")
+    details = usage.get("completion_tokens_details")
+    if reasoning is None and isinstance(details, dict):
+        reasoning = details.get("reasoning_tokens")
+    prompt = token_count(usage.get("prompt_tokens"))
+    return output_tokens(row, position), token_count(reasoning), prompt
+
+
 class RowKeys(BaseModel):
     """Which row fields hold the gold, the output(s) and the problem id (None: detect)."""
 

@@ -1,7 +1,7 @@
 """Pure statistics over per-sample outcomes: avg@n, both standard errors, pass@k, maj@k, and of
 a run in progress the complete-rounds estimate and the mean over finished samples. Problems are
 the unit: every figure is a mean over problems of a per-problem figure (its fraction correct).
-Formulas are written out in the README section "eval"."""
+Formulas are written out in docs/eval.md, section "Scores"."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from llmeval.evaluate.layouts import RowKeys
-from llmeval.evaluate.verdict_cache import cache_path_for
+from llmeval.runs.layout import cache_path
 from llmeval.verify.pool import DEFAULT_MEMORY_MB
 from llmeval.verify.verifier import Policy
 
@@ -39,4 +39,4 @@ class EvalOptions(BaseModel):
 
     def cache_file(self, path: Path) -> Path | None:
         """The verdict cache of a generation file (None: no cache)."""
-        return (self.cache or cache_path_for(path)) if self.use_cache else None
+        return (self.cache or cache_path(path)) if self.use_cache else None

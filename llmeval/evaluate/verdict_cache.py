@@ -23,13 +23,7 @@ from llmeval.records import Verdict
 # What made a verdict when it is provably not the current verifier (a policy id), else None.
 Stale = Callable[[Verdict], str | None]
 
-SUFFIX = ".verdicts.jsonl"
 log = logging.getLogger("llmeval")
-
-
-def cache_path_for(path: Path) -> Path:
-    """The default cache of a generation file: `<file>.verdicts.jsonl` beside it."""
-    return path.with_name(path.name + SUFFIX)
 
 
 class VerdictCache:

@@ -8,8 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from llmeval.client.endpoints import ClientConfig
 from llmeval.problems import InputKeys
+from llmeval.runs.layout import shard_file
+from llmeval.runs.pairs import Shard
 from llmeval.sampling import Sampling
-from llmeval.shards import Shard, shard_file
 from llmeval.transcripts import ToolSettings
 
 

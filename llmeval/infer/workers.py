@@ -65,7 +65,7 @@ class RecordMaker:
     problems: list[Problem]
     stream: bool = True
     task: str | None = None
-    settings: str | None = None  # the id of the run spec's settings
+    settings_id: str | None = None  # the id of the settings it draws under (rows record it)
     response_key: str | None = None  # upstream readers' name for the text, written as well
 
     @cached_property
@@ -105,7 +105,7 @@ class RecordMaker:
             model=self.model,
             endpoint=reply.endpoint,
             task=self.task,
-            settings=self.settings,
+            settings=self.settings_id,
             meta=problem.extras,
         )
         if talk is not None:

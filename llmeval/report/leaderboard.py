@@ -4,17 +4,16 @@ tasks, and each row's rank as a range from paired tests (`ranking`)."""
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from llmeval.evaluate.labels import RUN_SETTINGS, distinct, setting_labels
 from llmeval.evaluate.metrics import fraction_correct
 from llmeval.records import TaskScore
 from llmeval.report import data as rd
 from llmeval.report import ranking
 from llmeval.report.sections import details, note, pct, section, table
+from llmeval.runs.names import run_names
 
 
 @dataclass
@@ -27,37 +26,15 @@ class Board:
 
 
 def board(run: rd.Run) -> Board:
-    """The rows: a run's model, with the settings that differ between runs of that model on
-    one task (a setting that differs only across tasks, a cap per contest, splits no row);
-    runs still alike are told apart by their files."""
-    scores = run.scores
-    names: dict[str, str] = {}
-    for model in dict.fromkeys(s.model for s in scores.values()):
-        labels = [label for label, s in scores.items() if s.model == model]
-        varying = {
-            name
-            for a, b in combinations(labels, 2)
-            if scores[a].task == scores[b].task
-            for name in RUN_SETTINGS
-            if _setting(scores[a], name) != _setting(scores[b], name)
-        }
-        kept = [{n: v for n, v in scores[label].settings.items() if n in varying}
-                for label in labels]  # fmt: skip
-        for label, extra in zip(labels, setting_labels(kept), strict=True):
-            names[label] = " · ".join(filter(None, (model, extra)))
-    keys = [f"{names[label]}\x00{s.task}" for label, s in scores.items()]
-    told = distinct(keys, [s.file for s in scores.values()])  # the same row twice on a task
-    out = Board(sorted({s.task for s in scores.values()}), [])
-    for label, key in zip(scores, told, strict=True):
-        row = key.replace(f"\x00{scores[label].task}", "", 1)
-        if row not in out.rows:
-            out.rows.append(row)
-        out.cells[(row, scores[label].task)] = label
+    """The rows: each run's name (`runs.names`, the name every screen shows) without its task:
+    its model with the settings that tell its runs apart; runs still alike by their files."""
+    names = run_names(list(run.scores.values()))
+    out = Board(sorted({s.task for s in run.scores.values()}), [])
+    for label, name in zip(run.scores, names, strict=True):
+        if name.row not in out.rows:
+            out.rows.append(name.row)
+        out.cells[(name.row, name.task)] = label
     return out
-
-
-def _setting(score: TaskScore, name: str) -> str:
-    return json.dumps(score.settings.get(name), sort_keys=True)
 
 
 def figure(score: TaskScore) -> tuple[float | None, float | None, str]:

@@ -12,23 +12,17 @@ from collections.abc import Sequence
 from html import escape
 
 from llmeval.evaluate import headline
-from llmeval.evaluate.labels import shard_layout
-from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate.headline import pct
+from llmeval.evaluate.reading import InputRun
 from llmeval.records import TaskScore
 from llmeval.report import charts as sc
 from llmeval.report import data as rd
+from llmeval.runs.names import shard_layout
 
 SPEC_FIELDS = ("model", "n_samples", "temperature", "top_p", "top_k", "min_p", "max_tokens",
                "reasoning_effort", "thinking_budget", "seed", "system_prompt", "prompt_template",
                "extra_body", "tools", "sandbox", "llmeval_version")  # fmt: skip
 JUDGE_ROWS = 500  # overturned samples shown at most
-
-
-def pct(v: float | None, digits: int = 1) -> str:
-    """0.4567 -> '45.7'; missing -> '–'."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "–"
-    return f"{100 * v:.{digits}f}"
 
 
 def table(head: Sequence[str], rows: Sequence[Sequence[object]], cls: str = "") -> str:

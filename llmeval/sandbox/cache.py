@@ -7,14 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from llmeval.jsonl import JsonlAppender, read_dicts
+from llmeval.runs.layout import TOOLS_SUFFIX
 from llmeval.transcripts import ToolCall
-
-SUFFIX = ".tools.jsonl"
 
 
 def cache_path(output: str | Path) -> Path:
     """The cache beside the file a run writes."""
-    return Path(f"{output}{SUFFIX}")
+    return Path(f"{output}{TOOLS_SUFFIX}")
 
 
 class ResultCache:

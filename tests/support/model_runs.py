@@ -1,5 +1,5 @@
 """Runs of two models on three contests from the loopback server (seeded): the report's
-leaderboard and grids are built from them (tests and the README's figures)."""
+leaderboard and grids are built from them (tests and docs/report.md's figures)."""
 
 from __future__ import annotations
 
