@@ -1,4 +1,5 @@
-"""Every command docs/tools.md shows is run here, as written: `llmeval ...` in-process against
+"""Every command docs/tools.md shows is run here, as written (tests/test_docs.py runs its bash
+blocks too, against a server that never calls a tool; the `shell` block needs docker): `llmeval ...` in-process against
 the loopback server playing a model that runs Python (its URL in place of the page's), the
 script with its DRY_RUN, and `docker` by a stand-in that runs what follows the image."""
 
@@ -25,7 +26,7 @@ def commands() -> list[str]:
     found, block = [], None
     for line in PAGE.read_text().splitlines():
         if line.startswith("```"):
-            block = [] if line == "```bash" and block is None else None
+            block = [] if line in ("```bash", "```shell") and block is None else None
             continue
         if block is not None:
             block.append(line)
