@@ -1,7 +1,7 @@
-"""Every command docs/tools.md shows is run here, as written (tests/test_docs.py runs its bash
-blocks too, against a server that never calls a tool; the `shell` block needs docker): `llmeval ...` in-process against
+"""Every command docs/tools.md shows is run here, as written: `llmeval ...` in-process against
 the loopback server playing a model that runs Python (its URL in place of the page's), the
-script with its DRY_RUN, and `docker` by a stand-in that runs what follows the image."""
+script with its DRY_RUN, and `docker` by a stand-in that runs what follows the image
+(tests/test_docs.py runs the page's bash blocks too, against a server that calls no tool)."""
 
 from __future__ import annotations
 
