@@ -5,6 +5,7 @@ file and a rename). JSONL files are `jsonl`'s."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -51,6 +52,12 @@ def read_file(path: str | Path) -> bytes:
 
 _WIDE = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
          (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))  # fmt: skip
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a regular file's bytes, read in chunks (errors as `open_regular`'s)."""
+    with open(open_regular(path), "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def without_bom(head: bytes, path: str | Path) -> bytes:

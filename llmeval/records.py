@@ -1,6 +1,5 @@
-"""The record vocabulary shared by both stages: problems, generations, run specs, verdicts.
-`infer` and `eval` never import each other; these models and the JSONL files are their only
-contract. Readers ignore unknown fields so the format can grow."""
+"""The record vocabulary shared by both stages: problems, generations, run specs, verdicts. infer
+and eval never import each other: these and the JSONL files are their contract (fields may grow)."""
 
 from __future__ import annotations
 
@@ -115,8 +114,8 @@ class SampleKey(_Record):
 
 
 class ServerInfo(_Record):
-    """What the server said of itself: the model id served (vLLM's `root`: the weights), its
-    version (vLLM's `/version`), its replies' `system_fingerprint`; short strings, if offered."""
+    """What the server said about itself during a run, where offered: the model id it serves (vLLM's
+    `root`: the weights behind it), its `/version`, its replies' `system_fingerprint`; short."""
 
     model_id: str | None = None
     model_root: str | None = None
@@ -132,9 +131,8 @@ class Segment(_Record):
 
 
 class RunSpec(Sampling):
-    """What produced an output file: its sampling, and the model, servers (no credentials),
-    task, n and input; written beside it as `<output>.spec.json`. A resume whose comparable
-    fields differ is refused, and so is a merge of files (shards) whose specs differ."""
+    """What produced an output file (`<output>.spec.json`): its sampling, model, servers (without
+    credentials), task, n, input. A resume, or a merge of shards, whose specs differ is refused."""
 
     model: str
     base_urls: list[str] = Field(default_factory=list)
@@ -149,6 +147,7 @@ class RunSpec(Sampling):
     segments: list[Segment] = Field(default_factory=list)  # each settings drawn under (--force)
     tools: ToolSettings | None = None  # --tools and its limits
     sandbox: SandboxInfo | None = None  # where the calls ran (this machine's isolation)
+    model_date: str | None = None  # the model's date (--model-date): no setting, not compared
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
@@ -158,7 +157,8 @@ class RunSpec(Sampling):
 
     # Fields the files of one run may differ in (shard, servers, input path, llmeval version)
     LOCAL: ClassVar[frozenset[str]] = frozenset(
-        {"base_urls", "input_file", "llmeval_version", "shard", "server", "sandbox"}
+        {"base_urls", "input_file", "llmeval_version", "shard", "server", "model_date",
+         "sandbox"}
     )
     RESUMABLE_CHANGES: ClassVar[frozenset[str]] = LOCAL | {"n_samples", "segments"}  # +resumes
 
@@ -251,6 +251,8 @@ class TaskScore(_Record):
     sample_stderr: float | None
     pass_at_k: dict[str, float] = Field(default_factory=dict)
     maj_at_k: dict[str, float] = Field(default_factory=dict)
+    pass_hat_k: dict[str, float] = Field(default_factory=dict)  # all k samples right: C(c,k)/C(n,k)
+    model_date: str | None = None  # the model's (run spec's, else --model-date): contests after it
     n_correct: int = 0
     n_incorrect: int = 0
     n_no_answer: int = 0

@@ -17,3 +17,10 @@ def fresh_logging() -> Iterator[None]:
     yield
     log.handlers.clear()
     log.setLevel(logging.NOTSET)
+
+
+@pytest.fixture(autouse=True)
+def own_task_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
+    """Tasks a test adds (`llmeval task add`) go to a folder of the test's own, and no test
+    reads the user's ($LLMEVAL_TASKS)."""
+    monkeypatch.setenv("LLMEVAL_TASKS", str(tmp_path_factory.mktemp("tasks")))

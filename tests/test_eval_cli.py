@@ -72,6 +72,10 @@ def test_figures_match_the_hand_check(tmp_path: Path, capsys: pytest.CaptureFixt
     # maj@2: p1 [r,r] [205,-] .5; p2 [r,r] [cut,-] .5; p3 [r,x+2] tie -> r, [x+2,2+x] -> wrong .5
     # maj@4: p1 right 2:1; p2 right 2 (cut-off ones abstain); p3 "x+2" twice beats right once
     assert task["maj_at_k"] == pytest.approx({"1": 1.25 / 3, "2": 0.5, "4": 2 / 3})
+    # pass^2 (all right): C(2,2)/C(4,2) = 1/6, 1/6, and 0 (one right); pass^4: none
+    assert task["pass_hat_k"] == pytest.approx({"1": 1.25 / 3, "2": 1 / 9, "4": 0})
+    head = next(line for line in printed.splitlines() if "acc ± se" in line).split()
+    assert head[head.index("pass@k") + 1] == "pass^k"
     assert (task["n_correct"], task["n_incorrect"], task["n_no_answer"]) == (5, 5, 2)
     assert (task["n_truncated"], task["n_timeout"], task["complete"]) == (2, 0, True)
     assert task["problems"][2]["majority_answer"] == "x+2"

@@ -266,14 +266,6 @@ def test_a_verdict_cache_that_cannot_be_written_is_a_warning(
     assert "verdicts.jsonl cannot be written (Not a directory)" in capsys.readouterr().err
 
 
-def test_the_tasks_page_lists_every_task() -> None:
-    from llmeval.tasks import GENERIC, TASKS
-
-    page = (Path(__file__).parents[1] / "docs" / "tasks.md").read_text()
-    for name in [*TASKS, GENERIC.name]:
-        assert f"| `{name}` |" in page
-
-
 def test_garbage_timings_in_a_file_do_not_stop_the_report(tmp_path: Path) -> None:
     rows = _rows(AIME[:2], 2, 1)
     text = "\n".join(json.dumps(r) for r in rows).replace(

@@ -418,7 +418,9 @@ def test_the_one_run_rule_follows_each_files_settings_history(tmp_path: Path) ->
     assert run is not None and run.temperature == 0.6
     with pytest.raises(UsageError, match="not one run"):
         one_run(files(cold, hot))  # no --force: two runs
-    with pytest.raises(UsageError, match="differ in temperature .1.0 vs 0.6; also top_p"):
+    with pytest.raises(
+        UsageError, match=re.escape("differ in temperature (1.0 vs 0.6; also top_p")
+    ):
         one_run(files(moved, other))  # each continued with --force elsewhere
-    with pytest.raises(UsageError, match="temperature: 1.0 -> 0.6"):
+    with pytest.raises(UsageError, match=re.escape("temperature: 1.0 -> 0.6")):
         continued(moved, cold, force=False, where="x")  # infer: a lagging shard draws no more

@@ -23,6 +23,7 @@ FORBIDDEN = {
     "judge": {"infer", "evaluate", "verify", "report"},
     "runs": {"infer", "evaluate", "verify", "client", "report", "judge", "cli"},
     "sandbox": {"infer", "evaluate", "verify", "report", "client", "judge", "cli", "inference"},
+    "contests": {"infer", "client", "report", "judge"},  # reads with eval's readers, verifies
 }
 # Stage-neutral packages -> the only llmeval modules besides their own they may import.
 ALLOWED = {

@@ -83,6 +83,9 @@ def add_eval_options(parser: argparse.ArgumentParser) -> None:
         "the first in the file)")  # fmt: skip
     add("--model", help="the model of every run read (report: not the baseline's; default: "
         "the run spec's, else the rows', else the nearest folder not a benchmark's)")  # fmt: skip
+    add("--model-date", metavar="YYYY-MM-DD",
+        help="the model's date, for runs whose spec records none: the score over the contests "
+        "held after it is shown beside the score over all")  # fmt: skip
     add("--no-progress", action="store_true", help="no progress display")
 
 
@@ -112,6 +115,7 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
         keep_texts=keep_texts,
         policy=args.policy,
         model=args.model or None,
+        model_date=args.model_date,
     )
 
 

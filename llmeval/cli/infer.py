@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="One request and one output line per (problem, sample); reruns resume.",
     )
     add = p.add_argument  # each flag's dest is its first spelling's (`--n-samples`: n_samples)
-    add("--input", "--input_file", required=True, help="problems JSONL")
+    add("--input", "--input_file", help="problems JSONL (default: the --task's own problems)")
     add("--output", "--output_file", required=True, help="generations JSONL")
     add("--base-url", "--base_url", action="append",
         help=f"server URL, repeatable (default $LLMEVAL_BASE_URL or {DEFAULT_BASE_URL})",
@@ -82,6 +82,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--response_key", help="upstream: also write the text under this key")
     add("--http", help=argparse.SUPPRESS)  # removed: one HTTP stack; a clear error below
     add("--force", action="store_true", help="resume even though parameters changed")
+    add("--model-date", metavar="YYYY-MM-DD",
+        help="the model's date (its release or training cut-off), kept in the run spec: eval "
+        "shows its score over the contests held after it")  # fmt: skip
     add("--progress", choices=["auto", "bar", "plain"], default="auto")
     add("--progress-interval", type=float, default=5.0, help="seconds between plain lines")
     p.set_defaults(func=run)
@@ -102,11 +105,18 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
             f"--system_prompt_type {args.system_prompt_type!r} is not known here; "
             "pass the text with --system-prompt"
         )
-    task = get_task(args.task) if args.task else task_from_filename(args.input)
+    task = get_task(args.task) if args.task else None
     if args.task and task is None:
         raise UsageError("--task: " + unknown_task(args.task))
+    problems = args.input
+    if problems is None:
+        if task is None or task.data_file is None:
+            raise UsageError("give the problems: --input FILE, or --task NAME of a task that "
+                             "has its own (llmeval tasks lists them)")  # fmt: skip
+        problems = str(task.data_file)
+    task = task or task_from_filename(problems)
     if task is None:
-        _warn_no_task(args.input, bool(args.prompt_template))
+        _warn_no_task(problems, bool(args.prompt_template))
     key = args.api_key or os.environ.get("OPENAI_API_KEY") or None
     client = from_flags(
         ClientConfig, base_urls=urls, api_key=key, stream=args.stream, timeout=args.timeout,
@@ -118,7 +128,7 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
     shard, shard_source = _shard(args.shard, os.environ)
     return from_flags(
         InferOptions,
-        input=args.input,
+        input=problems,
         output=args.output,
         client=client,
         sampling=_sampling(args, template),
@@ -133,6 +143,7 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         shard=shard,
         shard_source=shard_source,
         tools=_tools(args),
+        model_date=args.model_date,
     )
 
 

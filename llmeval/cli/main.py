@@ -20,7 +20,7 @@ from types import ModuleType
 from llmeval import __version__
 from llmeval.errors import EXIT_INTERRUPTED, LlmevalError, redact
 
-COMMANDS = ("infer", "eval", "report")
+COMMANDS = ("infer", "eval", "report", "task", "tasks")
 
 log = logging.getLogger("llmeval")
 

@@ -30,8 +30,8 @@ def other_policy(policy: str) -> str:
 def title(policy: str) -> str:
     """What the columns hold, said once above (eval) or under (report) the table."""
     return (
-        "percent; acc = avg@n ± clustered stderr; pass@k and maj@k at each run's largest k (@k); "
-        f"{policy} policy"
+        "percent; acc = avg@n ± clustered stderr; pass@k, pass^k (all k right) and maj@k at each "
+        f"run's largest k (@k); {policy} policy"
     )
 
 
@@ -54,6 +54,11 @@ def _pass(score: TaskScore) -> str:
     return f"{pct(score.pass_at_k[k])} @{k}" if k else "n/a"
 
 
+def _pass_hat(score: TaskScore) -> str:
+    k = _largest_k(score.pass_at_k)
+    return pct(score.pass_hat_k.get(k)) if k else "n/a"
+
+
 def _maj(score: TaskScore) -> str:
     k = _largest_k(score.pass_at_k)
     return pct(score.maj_at_k.get(k)) if k else "n/a"
@@ -61,8 +66,9 @@ def _maj(score: TaskScore) -> str:
 
 def columns(scores: Sequence[TaskScore], policy: str) -> list[Column]:
     """The figures of every run, in percent: accuracy ± stderr under `policy` and the other
-    policy's beside it, the judge's (where some run was judged), pass@k and maj@k at each run's
-    largest k, the no-answer share, timeouts, the truncated share, complete or how many missing."""
+    policy's beside it, the judge's (where some run was judged), pass@k, pass^k and maj@k at each
+    run's largest k, the no-answer share, timeouts, the truncated share, complete or how many
+    missing."""
     other = other_policy(policy)
     judge = Column("judge", lambda s: pct(s.judge.accuracy if s.judge else None))
     return [
@@ -70,6 +76,7 @@ def columns(scores: Sequence[TaskScore], policy: str) -> list[Column]:
         Column(other, lambda s: pct(s.policies.get(other))),
         *([judge] if any(s.judge for s in scores) else []),
         Column("pass@k", _pass),
+        Column("pass^k", _pass_hat),
         Column("maj@k", _maj),
         Column("no-ans", lambda s: pct(s.n_no_answer / (s.samples_scored or 1))),
         Column("t/o", lambda s: str(s.n_timeout)),

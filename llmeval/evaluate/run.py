@@ -142,6 +142,9 @@ def run_eval(
     finally:
         cache.close()
     scores = [_score(source, verdicts, options.policy, judge) for source in runs]
+    for source, score in zip(runs, scores, strict=True):  # the run's own date, else the flag's
+        dates = (part.spec.model_date for part in source.parts if part.spec)
+        score.model_date = next((d for d in dates if d), None) or options.model_date
     stats = CacheStats.model_construct(
         files=[str(c) for c in caches],
         hits=verdicts.hits,

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from llmeval.evaluate import headline
+from llmeval.evaluate.cutoff import cutoff_lines
 from llmeval.evaluate.live import NO_ROUND_NOTE, progress_table
 from llmeval.evaluate.run import EvalResult
 from llmeval.files import atomic_file
@@ -81,6 +82,8 @@ def print_report(report: ScoreReport) -> None:
         )
         console.print(NO_ROUND_NOTE, markup=False, highlight=False)
     for line in headline.notes(report.tasks, runs) + headline.token_notes(report.tasks, runs):
+        console.print(line, markup=False, highlight=False)
+    for line in cutoff_lines(report.tasks):  # (only where a model has a date)
         console.print(line, markup=False, highlight=False)
     for score, run in zip(report.tasks, runs, strict=True):
         for label, groups in (("subject", score.by_subject), ("level", score.by_level)):

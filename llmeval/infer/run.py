@@ -116,6 +116,7 @@ def build_spec(opts: InferOptions, model: str, base_urls: list[str]) -> RunSpec:
         llmeval_version=__version__,
         shard=str(opts.shard) if opts.shard else None,
         tools=opts.tools,
+        model_date=opts.model_date,
     )
 
 

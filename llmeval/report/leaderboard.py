@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from llmeval.evaluate.cutoff import held_before
 from llmeval.evaluate.metrics import fraction_correct
 from llmeval.records import TaskScore
 from llmeval.report import data as rd
@@ -99,6 +100,7 @@ def leaderboard(run: rd.Run) -> str:
         return ""
     tests = pair_tests(run, layout)
     ranks = ranking.rank_ranges(layout.rows, tests)
+    dated = any(score.model_date for score in run.scores.values())  # --model-date, or the specs'
     lines = []
     for row in layout.rows:
         labels = [layout.cells.get((row, task)) for task in layout.tasks]
@@ -108,9 +110,11 @@ def leaderboard(run: rd.Run) -> str:
         order = -(average[0] if average else -1.0), -sum(c[0] or 0.0 for c in have) / len(cells)
         shown = [_cell(*c) if c else "not run" for c in cells]
         mean = _cell(*average, "") if average else "– (not every task)"
-        lines.append((order, [ranking.rank_text(*ranks[row]), row, *shown, mean]))
+        extra = _after_date(run, labels, cells, shown) if dated else []
+        lines.append((order, [ranking.rank_text(*ranks[row]), row, *shown, mean, *extra]))
     lines.sort(key=lambda item: item[0])
     head = ["rank", "model", *(f"{task} %" for task in layout.tasks), "average %"]
+    head += ["after the model's date %"] if dated else []
     rows = [cells for _, cells in lines]
     pairs = [[t.a, t.b, t.problems, f"{100 * t.diff:+.1f}", f"{t.p:.4f}",
               "yes" if t.significant else "no"] for t in tests]  # fmt: skip
@@ -123,5 +127,27 @@ def leaderboard(run: rd.Run) -> str:
              "complete-rounds estimate avg@k. Average: the mean over tasks (± the tasks' "
              "stderrs combined), given only where a row has every task."),
         note(ranking.METHOD),
+        note(CUTOFF_NOTE) if dated else "",
         details("paired tests", table(pair_head, pairs, "scores"), "spec"),
     )  # fmt: skip
+
+
+BEFORE = " †"  # a cell whose contest was held on or before its model's date
+CUTOFF_NOTE = (
+    "†: the contest was held on or before the model's date (its run spec's model_date, else "
+    "--model-date): its problems may be in the model's training data. After the model's date: "
+    "the mean over the contests held after it."
+)
+
+
+def _after_date(run: rd.Run, labels: list[str | None], cells: list, shown: list[str]) -> list[str]:
+    """Mark (in `shown`) the cells held on or before their model's date; the row's mean over
+    the contests held after it, as its own column."""
+    after = []
+    for i, label in enumerate(labels):
+        before = held_before(run.scores[label]) if label else None
+        if before:
+            shown[i] += BEFORE
+        elif before is False and cells[i] is not None and cells[i][0] is not None:
+            after.append(cells[i])
+    return [_cell(*_average(after), "") if after else "–"]

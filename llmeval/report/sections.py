@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from html import escape
 
 from llmeval.evaluate import headline
+from llmeval.evaluate.cutoff import cutoff_lines
 from llmeval.evaluate.headline import pct
 from llmeval.evaluate.reading import InputRun
 from llmeval.records import TaskScore
@@ -55,7 +56,7 @@ def overview(run: rd.Run, meta: dict[str, str]) -> str:
         [label, s.model, s.n_problems, s.n_samples, *(column.cell(s) for column in columns)]
         for label, s in zip(labels, scores, strict=True)
     ]
-    lines = [headline.title(run.policy), *headline.notes(scores, labels)]
+    lines = [headline.title(run.policy), *headline.notes(scores, labels), *cutoff_lines(scores)]
     groups = "".join(_groups(label, s) for label, s in zip(labels, scores, strict=True))
     groups += _tools(labels, scores)
     specs = "".join(_spec(task, f) for task, f in sorted(run.files.items()) if f.spec is not None)

@@ -191,7 +191,10 @@ def continued(run: RunSpec | None, requested: RunSpec, *, force: bool, where: st
         log.warning("--force: continuing %s with changed parameters (%s); the run spec keeps "
                     "the earlier ones for the samples drawn under them", where, shown)  # fmt: skip
         segments.append(settings_of(requested))
-    return requested.model_copy(update={"segments": segments if len(segments) > 1 else []})
+    model_date = requested.model_date or run.model_date  # a resume without --model-date keeps it
+    return requested.model_copy(
+        update={"segments": segments if len(segments) > 1 else [], "model_date": model_date}
+    )
 
 
 def brief(value: object, limit: int = 60) -> str:

@@ -16,6 +16,11 @@ from tests.test_eval_harnesses import _lm_eval_rows
 MODEL, BASELINE, JUDGE = "Qwen3-8B", "DeepSeek-R1-Distill-Qwen-7B", "Qwen2.5-72B-Instruct"
 TASKS = ("aime24", "aime25")  # the runs every page may name: output/<model>/<task>.jsonl
 LINKED = ("data", "scripts", "bench", "tests")  # the repository's, as a user's checkout has them
+# docs/tasks.md's contest, in MathArena's layout (`llmeval task add hmmt26 --from hmmt_feb_2026/`)
+CONTEST = {
+    1: ("Compute $1+2+3+4$.", "10"),
+    2: ("Compute $\\frac{1}{2}+\\frac{1}{3}$.", "\\frac{5}{6}"),
+}
 MY_PROBLEMS = [
     {"id": "six-sevens", "problem": "What is 6 times 7?", "answer": "42"},
     {"id": "half", "problem": "What is 1 divided by 2, as a fraction?", "answer": "\\frac{1}{2}"},
@@ -31,6 +36,7 @@ def problems(task: str) -> list[dict[str, Any]]:
 def answers() -> dict[str, str]:
     """{problem text: gold} of every problem the docs' commands ask a server about."""
     found = {p["problem"]: p["answer"] for p in MY_PROBLEMS}
+    found.update(CONTEST.values())
     for task in (*TASKS, "gpqa_diamond"):
         found.update(load_answers(ROOT / "data" / f"{task}.jsonl"))
     return found
@@ -50,6 +56,12 @@ def build(folder: Path) -> None:
         (folder / name).symlink_to(ROOT / name)
     (folder / "output" / "MODEL").symlink_to(MODEL)  # docs/verifier.md's placeholder
     write_jsonl(folder / "my_problems.jsonl", MY_PROBLEMS)
+    contest = folder / "hmmt_feb_2026"
+    (contest / "problems").mkdir(parents=True)
+    for number, (text, _) in CONTEST.items():
+        (contest / "problems" / f"{number}.tex").write_text(text)
+    answers = "".join(f'{n},"{gold}"\n' for n, (_, gold) in CONTEST.items())
+    (contest / "answers.csv").write_text("id,answer\n" + answers)
     run = [json.loads(line) for line in (folder / "output" / MODEL / "aime24.jsonl").open()]
     (folder / "runs").mkdir()
     write_jsonl(folder / "runs" / "aime24.jsonl", [upstream(row) for row in run])
