@@ -157,8 +157,7 @@ class RunSpec(Sampling):
 
     # Fields the files of one run may differ in (shard, servers, input path, llmeval version)
     LOCAL: ClassVar[frozenset[str]] = frozenset(
-        {"base_urls", "input_file", "llmeval_version", "shard", "server", "model_date",
-         "sandbox"}
+        {"base_urls", "input_file", "llmeval_version", "shard", "server", "model_date", "sandbox"}
     )
     RESUMABLE_CHANGES: ClassVar[frozenset[str]] = LOCAL | {"n_samples", "segments"}  # +resumes
 
