@@ -9,13 +9,13 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from llmeval.sampling import Sampling
+from llmeval.transcripts import SandboxInfo, ToolCall, ToolFigures, ToolSettings, Turn
 
 SCHEMA_VERSION = 1
 
 # Statuses a verdict can have; only "correct" counts as right.
 VerdictStatus = Literal["correct", "incorrect", "no_answer", "timeout", "error"]
-# Older infers' empty rows for samples refused for context length: not samples (asked again)
-CONTEXT_REJECTED = "context_length"
+CONTEXT_REJECTED = "context_length"  # older infers' rows of refused samples: asked again
 
 
 class _Record(BaseModel):
@@ -91,8 +91,10 @@ class Generation(_Record):
     endpoint: str | None = None
     task: str | None = None
     settings: str | None = None  # the id of the run spec's settings it was drawn under
-    # Problem metadata worth carrying to eval and the report (subject, level, ...).
-    meta: dict[str, Any] = Field(default_factory=dict)
+    meta: dict[str, Any] = Field(default_factory=dict)  # the problem's subject, level, ...
+    turns: list[Turn] | None = None  # with tools: `gen` is the transcript, code and outputs inline
+    tool_calls: list[ToolCall] | None = None
+    out_of_calls: bool | None = None  # the calls ran out: the last turn was asked without tools
     schema_version: int = SCHEMA_VERSION
 
     _coerce_text = field_validator("problem_id", "answer", mode="before")(_to_text)
@@ -136,14 +138,15 @@ class RunSpec(Sampling):
     base_urls: list[str] = Field(default_factory=list)
     task: str | None = None
     n_samples: int
-    # Which input keys held the question / answer / id (they change the prompts sent).
-    input_keys: dict[str, str | None] = Field(default_factory=dict)
+    input_keys: dict[str, str | None] = Field(default_factory=dict)  # question/answer/id keys
     input_file: str | None = None
     input_sha256: str | None = None
     llmeval_version: str | None = None
     shard: str | None = None  # "K/N": this file holds shard K of N of the run (shards.py)
     server: ServerInfo | None = None
     segments: list[Segment] = Field(default_factory=list)  # each settings drawn under (--force)
+    tools: ToolSettings | None = None  # --tools and its limits
+    sandbox: SandboxInfo | None = None  # where the calls ran (this machine's isolation)
     model_date: str | None = None  # the model's date (--model-date): no setting, not compared
     schema_version: int = SCHEMA_VERSION
 
@@ -154,10 +157,9 @@ class RunSpec(Sampling):
 
     # Fields the files of one run may differ in (shard, servers, input path, llmeval version)
     LOCAL: ClassVar[frozenset[str]] = frozenset(
-        {"base_urls", "input_file", "llmeval_version", "shard", "server", "model_date"}
+        {"base_urls", "input_file", "llmeval_version", "shard", "server", "model_date", "sandbox"}
     )
-    # ... and what a resume may change besides: n grows (the segments are its history)
-    RESUMABLE_CHANGES: ClassVar[frozenset[str]] = LOCAL | {"n_samples", "segments"}
+    RESUMABLE_CHANGES: ClassVar[frozenset[str]] = LOCAL | {"n_samples", "segments"}  # +resumes
 
     def differences(self, other: RunSpec, *, merging: bool = False) -> dict[str, tuple[Any, Any]]:
         """Fields whose values differ and would change the samples: {name: (self, other)}; when
@@ -184,8 +186,7 @@ class Verdict(_Record):
     pred: str | None = None
     gold: str | None = None
     detail: str | None = None
-    # The deadline a "timeout" verdict ran under: a later eval with a longer one retries it.
-    timeout_s: float | None = None
+    timeout_s: float | None = None  # a "timeout" verdict's deadline: a longer one retries it
     verifier: str | None = None  # what made it: a verifier id, or the judge's version and model
 
 
@@ -286,6 +287,7 @@ class TaskScore(_Record):
     by_subject: dict[str, GroupScore] = Field(default_factory=dict)
     by_level: dict[str, GroupScore] = Field(default_factory=dict)
     problems: list[ProblemScore] = Field(default_factory=list)
+    tools: ToolFigures | None = None  # a run drawn with --tools: how its samples used them
 
 
 class CacheStats(_Record):

@@ -309,7 +309,7 @@ def _check_settings(command: Command) -> None:
 
 RESULTS_PAGE = ROOT / "docs" / "results-json.md"
 RECORDS = (records.ScoreReport, records.TaskScore, records.ProblemScore, records.GroupScore,
-           records.JudgeScore, records.CacheStats)  # fmt: skip
+           records.JudgeScore, records.CacheStats, records.ToolFigures)  # fmt: skip
 JSON_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean", Any: "any"}
 
 

@@ -22,10 +22,14 @@ FORBIDDEN = {
     "report": {"infer", "client"},
     "judge": {"infer", "evaluate", "verify", "report"},
     "runs": {"infer", "evaluate", "verify", "client", "report", "judge", "cli"},
+    "sandbox": {"infer", "evaluate", "verify", "report", "client", "judge", "cli", "inference"},
     "contests": {"infer", "client", "report", "judge"},  # reads with eval's readers, verifies
 }
 # Stage-neutral packages -> the only llmeval modules besides their own they may import.
-ALLOWED = {"runs": {"records", "files", "jsonl", "errors", "sampling"}}
+ALLOWED = {
+    "runs": {"records", "files", "jsonl", "errors", "sampling"},
+    "sandbox": {"records", "jsonl", "transcripts", "errors", "files", "runs"},
+}
 # Third-party library -> the only subpackage that may import it.
 HOMES = {
     "httpx": "client",

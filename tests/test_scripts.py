@@ -155,6 +155,17 @@ def test_run_infer_shard_effort_and_budget() -> None:
     assert proc.returncode == 2 and "THINKING_BUDGET must be a whole number" in proc.stderr
 
 
+def test_run_infer_tools() -> None:
+    env = {"DRY_RUN": "1", "MODEL": "m", "LLMEVAL": "llmeval"}
+    (cmd,) = lines(run("run_infer.sh", "aime25", TOOLS="python", MAX_TOOL_CALLS="4",
+                       TOOL_TIMEOUT="5", TOOL_PROTOCOL="inline", **env))  # fmt: skip
+    assert flag(cmd, "--tools") == "python" and flag(cmd, "--tool-protocol") == "inline"
+    assert flag(cmd, "--max-tool-calls") == "4" and flag(cmd, "--tool-timeout") == "5"
+    assert flag(cmd, "--output") == "output/m/tools-python/aime25.jsonl"
+    (cmd,) = lines(run("run_infer.sh", "aime25", **env))
+    assert "--tools" not in cmd and flag(cmd, "--output") == "output/m/aime25.jsonl"
+
+
 def test_run_infer_refuses_bad_settings(tmp_path: Path) -> None:
     proc = run("run_infer.sh", N_SAMPLES="many", MODEL="m", DRY_RUN="1")
     assert proc.returncode == 2 and "N_SAMPLES must be a whole number" in proc.stderr

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from llmeval.cli.flags import from_flags
 from llmeval.client.endpoints import ClientConfig, normalize_base_url
+from llmeval.client.tools import FENCES, TOOL_FIELDS
 from llmeval.errors import UsageError
 from llmeval.infer.options import InferOptions
 from llmeval.problems import InputKeys
@@ -18,6 +19,7 @@ from llmeval.records import Generation
 from llmeval.runs.pairs import Shard, parse_shard, slurm_shard
 from llmeval.sampling import Sampling
 from llmeval.tasks import MATH_TEMPLATE, get_task, task_from_filename, task_names, unknown_task
+from llmeval.transcripts import ToolSettings
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 log = logging.getLogger("llmeval")
@@ -69,6 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--shard", metavar="K/N",
         help="ask only for shard K of N's samples, into <output>.shards/K-of-N.jsonl; auto: "
         "the Slurm array task's (the default inside one); none: the whole run")  # fmt: skip
+    _add_tool_flags(p)
     add("--api-key", "--api_key", help="bearer token (default $OPENAI_API_KEY)")
     add("--stream", action=argparse.BooleanOptionalAction, default=True,
         help="stream responses (SSE); --no-stream for servers without it")  # fmt: skip
@@ -139,8 +142,50 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         progress_interval=args.progress_interval,
         shard=shard,
         shard_source=shard_source,
+        tools=_tools(args),
         model_date=args.model_date,
     )
+
+
+def _add_tool_flags(p: argparse.ArgumentParser) -> None:
+    """The flags of models that run Python while they reason (docs/tools.md)."""
+    add = p.add_argument
+    add("--tools", choices=["python"], help="offer the model a Python tool (sandboxed)")
+    add("--tool-protocol", choices=["native", "inline"],
+        help="native: OpenAI function calling (default); inline: ```python blocks")  # fmt: skip
+    add("--tool-fences", choices=sorted(FENCES), help="inline: the model family's fences (qwen)")
+    add("--max-tool-calls", type=int, metavar="N", help="calls per sample (default 8)")
+    add("--tool-timeout", type=float, metavar="S", help="CPU seconds per call (default 10)")
+    add("--tool-memory", type=int, metavar="MB", help="memory per call (default 2048)")
+    add("--tool-output-chars", type=int, metavar="N",
+        help="of a call's output the model sees, head and tail (default 4000)")  # fmt: skip
+    add("--tool-state", choices=["stateless", "replay"],
+        help="replay: rerun a sample's earlier successful blocks before each call")  # fmt: skip
+    add("--sandbox-cmd", metavar="PREFIX", help="run each call under this command (a container)")
+
+
+_TOOL_FLAGS = {"protocol": "tool_protocol", "fences": "tool_fences", "max_calls": "max_tool_calls",
+               "timeout_s": "tool_timeout", "memory_mb": "tool_memory",
+               "output_chars": "tool_output_chars", "state": "tool_state",
+               "sandbox_cmd": "sandbox_cmd"}  # fmt: skip
+
+
+def _tools(args: argparse.Namespace) -> ToolSettings | None:
+    """`--tools` and its limits as `ToolSettings`; tool flags without --tools are refused."""
+    given = {name: getattr(args, dest) for name, dest in _TOOL_FLAGS.items()}
+    given = {name: value for name, value in given.items() if value is not None}
+    if args.tools is None:
+        if given:
+            flag = "--" + _TOOL_FLAGS[next(iter(given))].replace("_", "-")
+            raise UsageError(f"{flag} needs --tools python")
+        return None
+    extra = json.loads(args.extra_body or "{}")
+    if isinstance(extra, dict) and (own := [k for k in TOOL_FIELDS if k in extra]):
+        raise UsageError(f"--extra-body may not set {own[0]!r} with --tools: the tool loop sets it")
+    if given.get("fences") and given.get("protocol") != "inline":
+        raise UsageError("--tool-fences needs --tool-protocol inline")
+    flags = {name: "--" + dest.replace("_", "-") for name, dest in _TOOL_FLAGS.items()}
+    return from_flags(ToolSettings, flag_names=flags, tools=args.tools, **given)
 
 
 # What a generation row holds (llmeval's fields) and what eval reads from other harnesses' rows

@@ -155,12 +155,13 @@ class ChatClient:
 
         return [asyncio.create_task(worker()) for _ in range(self.config.max_workers)]
 
-    async def complete(self, body: bytes) -> Reply:
-        """One completion for `body`, retried with capped, jittered exponential backoff."""
+    async def complete(self, body: bytes, prefer: str | None = None) -> Reply:
+        """One completion for `body`, retried with capped, jittered exponential backoff; at
+        the endpoint `prefer` while it answers (a conversation's turns)."""
         cfg = self.config
         last: Endpoint | None = None
         for attempt in range(cfg.max_retries + 1):
-            ep = pick(self.endpoints, last)
+            ep = pick(self.endpoints, last, prefer)
             start = time.perf_counter()
             try:
                 reply = await self._once(ep, body, start)

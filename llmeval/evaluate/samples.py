@@ -32,6 +32,7 @@ from llmeval.evaluate.layouts import (
     token_counts,
 )
 from llmeval.evaluate.policy_answers import read_answers
+from llmeval.evaluate.tool_use import ToolUse, answer_in_output, tool_use
 from llmeval.records import CONTEXT_REJECTED, RunSpec
 from llmeval.runs.samples import (
     Found,
@@ -86,6 +87,7 @@ class Sample:
     unfinished: bool = False  # no finish reason recorded; the text looks cut (counted truncated)
     drawn: str = UNRECORDED  # the id of the settings it was drawn under (its file's history)
     digest: int | None = None  # of its texts, to compare runs within one eval (never stored)
+    tools: ToolUse | None = None  # drawn with tools: its calls (the answer read after them)
 
     def answer_for(self, policy: str) -> str | None:
         """The answer a policy judges: the boxed one (`pred`); under lenient, its own reading
@@ -200,7 +202,8 @@ class RowReader:
         position: int,
         wanted: bool = True,
     ) -> Sample:
-        output = (gen, shared.reasoning, shared.starts_in_think)
+        use = tool_use(row, gen)
+        output = (use.answer_part if use else gen, shared.reasoning, shared.starts_in_think)
         finish = shared.finish
         unfinished = finish is None and stops_mid_sentence(*output)
         truncated = finish in TRUNCATED_REASONS or unfinished
@@ -229,6 +232,9 @@ class RowReader:
         sample.unfinished, sample.digest = unfinished, hash((gen, shared.reasoning))
         drawn = row.get("settings")
         sample.drawn = drawn if drawn in self.drawn_ids else self.first_drawn
+        if use is not None:
+            use.in_output = pred is None and answer_in_output(row)
+            sample.tools = use
         if finish is None and shared.reasoning is None and thinking.OPEN.search(gen) is None:
             self.closes.append((thinking.CLOSE.search(gen) is not None, sample))
         return sample

@@ -22,6 +22,7 @@ from llmeval.evaluate.metrics import (
 )
 from llmeval.evaluate.reading import InputRun
 from llmeval.evaluate.samples import Sample
+from llmeval.evaluate.tool_use import figures as tool_figures
 from llmeval.records import GroupScore, ProblemScore, TaskScore
 from llmeval.runs.names import run_settings
 from llmeval.runs.pairs import missing_by_shard, missing_pairs
@@ -203,5 +204,6 @@ def task_score(source: InputRun, policy: str) -> TaskScore:
         by_subject=_groups(problems, "subject"),
         by_level=_groups(problems, "level"),
         problems=problems,
+        tools=tool_figures(s.tools for s in graded),
         **counts,
     )

@@ -12,6 +12,7 @@ from llmeval.runs.layout import shard_file
 from llmeval.runs.pairs import Shard
 from llmeval.sampling import Sampling
 from llmeval.tasks import IsoDate
+from llmeval.transcripts import ToolSettings
 
 
 class InferOptions(BaseModel):
@@ -33,6 +34,7 @@ class InferOptions(BaseModel):
     progress_interval: float = Field(5.0, gt=0)
     shard: Shard | None = None  # ask only for this shard's pairs, into its own file
     shard_source: str | None = None  # where the shard came from: "--shard", a Slurm array task
+    tools: ToolSettings | None = None  # --tools python: each sample a conversation with calls
     model_date: IsoDate | None = None  # the model's date (--model-date), kept in the run spec
 
     @property

@@ -43,6 +43,7 @@ from llmeval.infer.tally import (
     show_progress,
     stopwatch,
 )
+from llmeval.infer.tools import tool_loop
 from llmeval.infer.workers import Job, RecordMaker, run_jobs
 from llmeval.jsonl import JsonlAppender
 from llmeval.problems import load_problems
@@ -113,6 +114,7 @@ def build_spec(opts: InferOptions, model: str, base_urls: list[str]) -> RunSpec:
         input_sha256=input_sha256,
         llmeval_version=__version__,
         shard=str(opts.shard) if opts.shard else None,
+        tools=opts.tools,
         model_date=opts.model_date,
     )
 
@@ -222,8 +224,11 @@ async def _run(
             records = RecordMaker(model, opts.sampling, problems, opts.client.stream, opts.task,
                                   settings_of(spec).id, opts.response_key)  # fmt: skip
             try:
-                work = run_jobs(jobs, records, client, write, tally)
-                await _with_progress(opts, tally, client, work)
+                with tool_loop(opts, client, model, scan.own) as tools:
+                    if tools:
+                        spec = spec.model_copy(update={"sandbox": tools.sandbox.info})
+                    work = run_jobs(jobs, records, client, write, tally, tools)
+                    await _with_progress(opts, tally, client, work)
             finally:
                 if not tally.written and not scan.own_rows and not had_spec:
                     spec_file.unlink(missing_ok=True)  # (the empty file goes too: nothing left)

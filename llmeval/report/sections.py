@@ -22,7 +22,7 @@ from llmeval.runs.names import shard_layout
 
 SPEC_FIELDS = ("model", "n_samples", "temperature", "top_p", "top_k", "min_p", "max_tokens",
                "reasoning_effort", "thinking_budget", "seed", "system_prompt", "prompt_template",
-               "extra_body", "llmeval_version")  # fmt: skip
+               "extra_body", "tools", "sandbox", "llmeval_version")  # fmt: skip
 JUDGE_ROWS = 500  # overturned samples shown at most
 
 
@@ -58,6 +58,7 @@ def overview(run: rd.Run, meta: dict[str, str]) -> str:
     ]
     lines = [headline.title(run.policy), *headline.notes(scores, labels), *cutoff_lines(scores)]
     groups = "".join(_groups(label, s) for label, s in zip(labels, scores, strict=True))
+    groups += _tools(labels, scores)
     specs = "".join(_spec(task, f) for task, f in sorted(run.files.items()) if f.spec is not None)
     scored = {f"problems of {label}": f"{s.problems_file} (SHA-256 {s.problems_sha256})"
               for label, s in zip(labels, scores, strict=True) if s.problems_sha256}  # fmt: skip
@@ -94,6 +95,19 @@ def _groups(task: str, s: TaskScore) -> str:
             inner = table([name, "problems", "accuracy %"], rows, "scores")
             out += details(f"{task}: accuracy by {name}", inner, "spec")
     return out
+
+
+def _tools(labels: list[str], scores: list[TaskScore]) -> str:
+    """How the runs drawn with tools used them (eval's figures)."""
+    rows = [
+        [label, f"{t.with_calls} of {t.samples}", f"{t.calls_per_sample:.2f}",
+         pct(t.error_rate), pct(t.timeout_rate), t.out_of_calls, t.answer_in_output]
+        for label, s in zip(labels, scores, strict=True)
+        if (t := s.tools) is not None and t.calls_per_sample is not None
+    ]  # fmt: skip
+    head = ["run", "samples with calls", "calls per sample", "errors %", "timeouts %",
+            "ran out of calls", "answer only in a tool output (not scored)"]  # fmt: skip
+    return table(head, rows, "scores") if rows else ""
 
 
 def _spec(task: str, source: InputRun) -> str:

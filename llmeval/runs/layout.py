@@ -21,7 +21,8 @@ from llmeval.runs.pairs import Shard
 SHARDS_SUFFIX = ".shards"
 SPEC_SUFFIX = ".spec.json"
 CACHE_SUFFIX = ".verdicts.jsonl"
-SIDE_SUFFIXES = (CACHE_SUFFIX, SPEC_SUFFIX)  # files beside a run's, never generation files
+TOOLS_SUFFIX = ".tools.jsonl"  # the results of a run's tool calls (sandbox/cache.py)
+SIDE_SUFFIXES = (CACHE_SUFFIX, SPEC_SUFFIX, TOOLS_SUFFIX)  # beside a run's, never generation files
 _SHARD_FILE = re.compile(r"(\d{1,9})-of-(\d{1,9})\.jsonl")
 _SEED_FILE = re.compile(r"output-rs(\d{1,9})\.jsonl")  # NeMo-Skills: a file per seed
 

@@ -33,6 +33,7 @@ RUN_SETTINGS = {
     "min_p": "min_p",
     "seed": "seed",
     "extra_body": "extra",
+    "tools": "tools",  # --tools and its limits: runs with and without tools are two runs
 }
 MIXED = "mixed"  # a setting's value in `run_settings` when the run's samples differ in it
 _UNSET: tuple[Any, ...] = (None, "", {})
@@ -50,6 +51,7 @@ def run_settings(spec: RunSpec | None) -> dict[str, Any]:
     if spec is None:
         return {}
     settings = {name: getattr(spec, name) for name in RUN_SETTINGS}
+    settings["tools"] = spec.tools and str(spec.tools)  # `python/native/8`
     for name in differing(spec.segments):
         if name in settings:
             settings[name] = {MIXED: [s.fields.get(name) for s in spec.segments]}

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.support import bad_replies, http11, replies
+from tests.support import bad_replies, http11, replies, tool_model
 from tests.support.fake_model import Completion, FakeModel, count_tokens
 from tests.support.faults import FaultPicker
 
@@ -56,6 +56,7 @@ class ServerConfig:
     fingerprint: str | None = "fp_llmeval_test"
     reasoning_tokens: bool = True
     wrong_longer: bool = False  # wrong answers longer than right ones (fake_model)
+    tools: bool = False  # play a model that runs Python (tool_model), in both protocols
 
 
 class OpenAIServer:
@@ -207,7 +208,11 @@ class OpenAIServer:
         if fault == "huge":
             await bad_replies.send_huge(writer, bool(body.get("stream")), cfg.huge_bytes, ka)
             return True, False
-        done = self.model.complete(int(body.get("seed") or 0), prompt, max_tokens)
+        if cfg.tools and tool_model.is_tool_request(body):
+            self.stats["tool turns"] += 1
+            done = tool_model.complete(body, self.model.gold_for(prompt))
+        else:
+            done = self.model.complete(int(body.get("seed") or 0), prompt, max_tokens)
         usage = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": done.completion_tokens,
