@@ -72,7 +72,7 @@ def test_hostile_answers_never_hang_the_pool() -> None:
         "x" * 200_000,
     ]
     tasks = [_task(str(i), "42", text) for i, text in enumerate(hostile)]
-    results, _ = _run(tasks, workers=2, timeout_s=2)
+    results = _run(tasks, workers=2, timeout_s=2)
     assert sorted(r.key for r in results) == sorted(t.key for t in tasks)
     assert all(r.status in {"incorrect", "timeout", "error"} for r in results)
 
@@ -98,7 +98,7 @@ def test_python_payloads_are_never_executed(tmp_path: Path) -> None:
     for answer in filter(None, answers):
         assert verify(gold="42", answer=answer)[0] == "incorrect"
     tasks = [_task(str(i), "42", a) for i, a in enumerate(filter(None, answers))]
-    results, _ = _run(tasks, workers=2, timeout_s=10)
+    results = _run(tasks, workers=2, timeout_s=10)
     assert {r.status for r in results} == {"incorrect"}
     assert not target.exists()
 
