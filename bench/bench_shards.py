@@ -22,7 +22,8 @@ from pathlib import Path
 
 from bench.bench_infer import infer, server
 from bench.harness import Measure, _cpu_s, machine, measure, median_measure, repeat, table
-from llmeval.shards import Shard, run_files
+from llmeval.runs.layout import RunFiles
+from llmeval.runs.pairs import Shard
 
 # the commands given at once; fails when any does
 _ALL = """pids=()
@@ -45,7 +46,7 @@ def run_shards(url: str, pid: int, k: int, n: int, workers: int) -> Measure:
         m = measure(["bash", "-c", _ALL, "shards", *commands])
         m.extra["server_cpu"] = _cpu_s(pid) - before
         tokens = samples = 0
-        for path in run_files(out):
+        for path in RunFiles.of(out).files:
             for line in path.read_bytes().splitlines():
                 samples += 1
                 tokens += (json.loads(line).get("usage") or {}).get("completion_tokens") or 0

@@ -12,6 +12,7 @@ EXIT_USAGE = 2  # bad flags, bad input file, refused resume
 EXIT_INCOMPLETE = 3  # some samples failed: rerun to resume
 EXIT_SERVER = 4  # server unreachable, refused, or rejected the request
 EXIT_OUTPUT = 5  # cannot write the output (read-only folder, disk full)
+EXIT_PARTIAL = 6  # eval --require-complete: a run is incomplete (table and outputs written)
 EXIT_INTERRUPTED = 130
 
 
@@ -50,7 +51,17 @@ class OutputError(LlmevalError):
     exit_code = EXIT_OUTPUT
 
 
+class PartialError(LlmevalError):
+    """`eval --require-complete` met an incomplete run: its figures are shown, not final."""
+
+    exit_code = EXIT_PARTIAL
+
+
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)\S*@")
+# A bearer token as a server may quote its Authorization header back (`Bearer sk-...`).
+_BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20)[^\s\"',;]+")
+MIN_SECRET = 6  # a shorter key is hidden only after `Bearer`: replacing it anywhere mangles text
+_SECRETS: set[str] = set()
 
 
 def display_url(url: str) -> str:
@@ -66,6 +77,17 @@ def display_url(url: str) -> str:
     return redact(shown)
 
 
+def hide_secret(secret: str | None) -> None:
+    """From now on `redact` writes `secret` (an API key this process sends) as `***`, wherever
+    it appears: a gateway may quote it back in an error."""
+    if secret and len(secret.strip()) >= MIN_SECRET:
+        _SECRETS.add(secret.strip())
+
+
 def redact(text: str) -> str:
-    """`text` with the `user:password@` of every URL in it written `***@`."""
-    return _USERINFO.sub(r"\1***@", text)
+    """`text` with the `user:password@` of every URL in it written `***@`, every bearer token
+    and every key `hide_secret` was given written `***`: the last filter of every message."""
+    text = _BEARER.sub(r"\1\2***", _USERINFO.sub(r"\1***@", text))
+    for secret in sorted(_SECRETS, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text

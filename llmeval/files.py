@@ -5,6 +5,7 @@ file and a rename). JSONL files are `jsonl`'s."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -17,7 +18,7 @@ from typing import Any, BinaryIO
 import pydantic_core
 from pydantic import BaseModel
 
-from llmeval.errors import InputError, OutputError
+from llmeval.errors import InputError, LlmevalError, OutputError
 
 
 def open_regular(path: str | Path, flags: int = os.O_RDONLY) -> int:
@@ -53,6 +54,12 @@ _WIDE = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
          (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))  # fmt: skip
 
 
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a regular file's bytes, read in chunks (errors as `open_regular`'s)."""
+    with open(open_regular(path), "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
 def without_bom(head: bytes, path: str | Path) -> bytes:
     """The start of a text file without a UTF-8 byte-order mark; a file in UTF-16 or UTF-32
     (by its mark, or NUL bytes between ASCII characters) is an `InputError` naming it."""
@@ -73,6 +80,47 @@ def link_out_of_folder(path: str | Path) -> str | None:
         return None
     folder, target = os.path.realpath(Path(path).parent), os.path.realpath(path)
     return None if os.path.commonpath([folder, target]) == folder else target
+
+
+# What a file holds, told by its content, never its name: the keys of its first JSON object.
+_KINDS = (
+    ("verdicts", {"key", "status"}),
+    ("a run spec", {"model", "n_samples"}),
+    ("a score report", {"tasks", "verifier"}),
+    ("a verdict export", {"status", "correct", "pred"}),  # (and no `gen`: a row's own)
+)
+OWN_OUTPUTS = ("a score report", "a verdict export")  # what an output may replace
+_CAP = 64 << 20  # bytes read to tell a file: a longer first line is one row (JSON) or no JSON
+
+
+def file_kind(path: str | Path) -> str | None:
+    """What the regular file `path` holds, told by its content: 'verdicts', 'a run spec', 'a
+    score report', 'a verdict export', 'JSON rows' (generation rows, problems, another tool's
+    samples) or 'a JSON document'; None for no file, an empty one, or one that is not JSON
+    (an HTML report, other text)."""
+    try:
+        with open(open_regular(path), "rb") as handle:
+            head = without_bom(handle.readline(_CAP), path)
+            json_like = head.lstrip().startswith((b"{", b"["))
+            if len(head) >= _CAP:
+                return "JSON rows" if json_like else None
+            try:
+                first, rows = json.loads(head), True
+            except ValueError:  # not one line of JSON: a whole JSON document, or none
+                rest = handle.read(_CAP)
+                if len(rest) >= _CAP:
+                    return "a JSON document" if json_like else None
+                first, rows = json.loads(head + rest), False
+    except (LlmevalError, OSError, ValueError, RecursionError):
+        return None
+    if isinstance(first, dict):
+        keys = first.keys() - ({"status"} if "gen" in first else set())
+        kind = next((kind for kind, wanted in _KINDS if wanted <= keys), None)
+        if kind is not None:
+            return kind
+    elif not isinstance(first, list):
+        return None
+    return "JSON rows" if rows else "a JSON document"
 
 
 def make_folder(path: str | Path) -> None:

@@ -297,3 +297,21 @@ def locked(path: str | Path) -> Iterator[int]:
         yield fd
     finally:
         os.close(fd)
+
+
+def held_by_writer(path: str | Path) -> bool:
+    """Whether an exclusive `JsonlAppender` (a running infer) holds the file now: a shared
+    lock, taken and let go at once, cannot be had."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False

@@ -68,7 +68,10 @@ def parse_row(row: dict[str, Any], keys: InputKeys, path: Path, line: int) -> Pr
         and (isinstance(v, int | float) or (isinstance(v, str) and len(v) <= _META_MAX_CHARS))
     }
     sent_as = "prompt" if qkey == "prompt" else "problem"  # a prompt is sent verbatim
-    return Problem(id=pid, answer=answer, **{sent_as: text}, **meta)
+    earlier = row.get("earlier_statements")  # (the errata's; a list: no extra of the rows)
+    if not (isinstance(earlier, list) and all(isinstance(t, str) for t in earlier)):
+        earlier = []
+    return Problem(id=pid, answer=answer, earlier_statements=earlier, **{sent_as: text}, **meta)
 
 
 def load_problems(path: str | Path, keys: InputKeys | None = None) -> list[Problem]:

@@ -7,6 +7,8 @@ import sys
 import time
 from typing import Any
 
+from llmeval.terminal import printable_line
+
 
 class Progress:
     """Shows `done` of `total` and a line of counters, as `name`; `live` None: a bar when
@@ -19,7 +21,9 @@ class Progress:
         self._shown = time.monotonic()  # when the last plain line was printed (none yet)
 
     def update(self, done: int, total: int, info: str, last: bool = False) -> None:
-        """Show the counts now (a plain line only when `interval` passed, or when `last`)."""
+        """Show the counts now (a plain line only when `interval` passed, or when `last`);
+        `info` may quote a server's message: it goes through the last filter."""
+        info = printable_line(info)
         if self.live:
             if self._bar is None:
                 from rich.console import Console

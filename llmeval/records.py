@@ -1,6 +1,5 @@
-"""The record vocabulary shared by both stages: problems, generations, run specs, verdicts.
-`infer` and `eval` never import each other; these models and the JSONL files are their only
-contract. Readers ignore unknown fields so the format can grow."""
+"""The record vocabulary shared by both stages: problems, generations, run specs, verdicts. infer
+and eval never import each other: these and the JSONL files are their contract (fields may grow)."""
 
 from __future__ import annotations
 
@@ -10,13 +9,13 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from llmeval.sampling import Sampling
+from llmeval.transcripts import SandboxInfo, ToolCall, ToolFigures, ToolSettings, Turn
 
 SCHEMA_VERSION = 1
 
 # Statuses a verdict can have; only "correct" counts as right.
 VerdictStatus = Literal["correct", "incorrect", "no_answer", "timeout", "error"]
-# Older infers' empty rows for samples refused for context length: not samples (asked again)
-CONTEXT_REJECTED = "context_length"
+CONTEXT_REJECTED = "context_length"  # older infers' rows of refused samples: asked again
 
 
 class _Record(BaseModel):
@@ -39,6 +38,8 @@ class Problem(_Record):
     problem: str | None = None
     prompt: str | None = None  # upstream format: sent verbatim, no template
     answer: str
+    # statements the errata replaced (data/README.md): outputs drawn on them still match it
+    earlier_statements: list[str] = Field(default_factory=list)
 
     _coerce_answer = field_validator("answer", mode="before")(_to_text)
 
@@ -62,8 +63,7 @@ class Usage(_Record):
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
-    # of the completion, those spent reasoning (the server's
-    # `usage.completion_tokens_details.reasoning_tokens`, where it sends one)
+    # of the completion, those spent reasoning (`completion_tokens_details.reasoning_tokens`)
     reasoning_tokens: int | None = None
 
     _sane = field_validator(
@@ -91,27 +91,31 @@ class Generation(_Record):
     endpoint: str | None = None
     task: str | None = None
     settings: str | None = None  # the id of the run spec's settings it was drawn under
-    # Problem metadata worth carrying to eval and the report (subject, level, ...).
-    meta: dict[str, Any] = Field(default_factory=dict)
+    meta: dict[str, Any] = Field(default_factory=dict)  # the problem's subject, level, ...
+    turns: list[Turn] | None = None  # with tools: `gen` is the transcript, code and outputs inline
+    tool_calls: list[ToolCall] | None = None
+    out_of_calls: bool | None = None  # the calls ran out: the last turn was asked without tools
     schema_version: int = SCHEMA_VERSION
 
     _coerce_text = field_validator("problem_id", "answer", mode="before")(_to_text)
 
 
 class SampleKey(_Record):
-    """The fields a resume scan needs; parsing only these keeps the scan cheap."""
+    """The fields a resume scan needs (the model and task a row names, to tell a row of
+    another run); parsing only these keeps the scan cheap."""
 
     problem_id: str
     sample_idx: int = Field(ge=0)
     finish_reason: Any = None
+    model: Any = None
+    task: Any = None
 
     _coerce_id = field_validator("problem_id", mode="before")(_to_text)
 
 
 class ServerInfo(_Record):
-    """What the server said about itself during a run: the model id it serves (and the weights
-    behind it: vLLM's `root`), its version (vLLM's `/version`) and the `system_fingerprint` of
-    its responses, where offered; short strings, never more."""
+    """What the server said about itself during a run, where offered: the model id it serves (vLLM's
+    `root`: the weights behind it), its `/version`, its replies' `system_fingerprint`; short."""
 
     model_id: str | None = None
     model_root: str | None = None
@@ -127,22 +131,23 @@ class Segment(_Record):
 
 
 class RunSpec(Sampling):
-    """What produced an output file: its sampling, and the model, servers (no credentials),
-    task, n and input; written beside it as `<output>.spec.json`. A resume whose comparable
-    fields differ is refused, and so is a merge of files (shards) whose specs differ."""
+    """What produced an output file (`<output>.spec.json`): its sampling, model, servers (without
+    credentials), task, n, input. A resume, or a merge of shards, whose specs differ is refused."""
 
     model: str
     base_urls: list[str] = Field(default_factory=list)
     task: str | None = None
     n_samples: int
-    # Which input keys held the question / answer / id (they change the prompts sent).
-    input_keys: dict[str, str | None] = Field(default_factory=dict)
+    input_keys: dict[str, str | None] = Field(default_factory=dict)  # question/answer/id keys
     input_file: str | None = None
     input_sha256: str | None = None
     llmeval_version: str | None = None
     shard: str | None = None  # "K/N": this file holds shard K of N of the run (shards.py)
     server: ServerInfo | None = None
     segments: list[Segment] = Field(default_factory=list)  # each settings drawn under (--force)
+    tools: ToolSettings | None = None  # --tools and its limits
+    sandbox: SandboxInfo | None = None  # where the calls ran (this machine's isolation)
+    model_date: str | None = None  # the model's date (--model-date): no setting, not compared
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
@@ -152,10 +157,9 @@ class RunSpec(Sampling):
 
     # Fields the files of one run may differ in (shard, servers, input path, llmeval version)
     LOCAL: ClassVar[frozenset[str]] = frozenset(
-        {"base_urls", "input_file", "llmeval_version", "shard", "server"}
+        {"base_urls", "input_file", "llmeval_version", "shard", "server", "model_date", "sandbox"}
     )
-    # ... and what a resume may change besides: n grows (the segments are its history)
-    RESUMABLE_CHANGES: ClassVar[frozenset[str]] = LOCAL | {"n_samples", "segments"}
+    RESUMABLE_CHANGES: ClassVar[frozenset[str]] = LOCAL | {"n_samples", "segments"}  # +resumes
 
     def differences(self, other: RunSpec, *, merging: bool = False) -> dict[str, tuple[Any, Any]]:
         """Fields whose values differ and would change the samples: {name: (self, other)}; when
@@ -182,8 +186,7 @@ class Verdict(_Record):
     pred: str | None = None
     gold: str | None = None
     detail: str | None = None
-    # The deadline a "timeout" verdict ran under: a later eval with a longer one retries it.
-    timeout_s: float | None = None
+    timeout_s: float | None = None  # a "timeout" verdict's deadline: a longer one retries it
     verifier: str | None = None  # what made it: a verifier id, or the judge's version and model
 
 
@@ -247,6 +250,8 @@ class TaskScore(_Record):
     sample_stderr: float | None
     pass_at_k: dict[str, float] = Field(default_factory=dict)
     maj_at_k: dict[str, float] = Field(default_factory=dict)
+    pass_hat_k: dict[str, float] = Field(default_factory=dict)  # all k samples right: C(c,k)/C(n,k)
+    model_date: str | None = None  # the model's (run spec's, else --model-date): contests after it
     n_correct: int = 0
     n_incorrect: int = 0
     n_no_answer: int = 0
@@ -255,11 +260,14 @@ class TaskScore(_Record):
     n_truncated: int = 0
     n_unfinished: int = 0  # of n_truncated: no finish reason recorded, the text looks cut
     n_duplicates: int = 0  # rows under a (problem, sample index) another sample had: left out
-    n_copies: int = 0  # rows that copied an earlier row exactly: one sample, counted once
+    n_copies: int = 0  # rows that repeated earlier rows (a file appended twice): counted once
+    n_beyond_n: int = 0  # samples at an index the run spec does not plan: left out
     n_ungraded: int = 0  # problems without a gold answer: left out of every figure
     n_gold_unparsed: int = 0  # problems whose gold the verifier cannot read (text compared)
     problems_file: str | None = None  # the problems scored against: spec's input, else data
     problems_sha256: str | None = None  # their SHA-256
+    # the problems matched only by a statement the errata since corrected (data's errata)
+    problems_on_earlier_statements: list[str] = Field(default_factory=list)
     policies: dict[str, float | None] = Field(default_factory=dict)  # accuracy per policy
     judge: JudgeScore | None = None  # with --judge-url: `accuracy` stays the rules' alone
     truncation_rate: float | None = None
@@ -268,16 +276,18 @@ class TaskScore(_Record):
     mean_answer_tokens: float | None = None  # completion minus reasoning, where both are known
     mean_prompt_tokens: float | None = None  # where rows report usage.prompt_tokens
     complete: bool  # every problem asked has every sample
+    being_written: bool = False  # a writer (infer) held one of its files as eval read it
     rounds_complete: int = 0  # in progress: k, the rounds (samples 0..k-1) all problems finished
     rounds_accuracy: float | None = None  # avg@k over those rounds: unmoved by the finish order
     rounds_stderr: float | None = None
     finished_mean: float | None = None  # correct / finished samples: reads high while running
-    # missing (problem, sample) pairs by the shard owning each, per N of its shard files ("K/N")
-    missing_by_shard: dict[str, int] = Field(default_factory=dict)
+    missing_by_shard: dict[str, int] = Field(default_factory=dict)  # by the owning shard "K/N"
     mixed_settings: str | None = None  # "samples 0-79 at temperature 0.6; 80-95 at 1.0"
+    same_texts: str | None = None  # runs alike but for a sampling setting, and every text
     by_subject: dict[str, GroupScore] = Field(default_factory=dict)
     by_level: dict[str, GroupScore] = Field(default_factory=dict)
     problems: list[ProblemScore] = Field(default_factory=list)
+    tools: ToolFigures | None = None  # a run drawn with --tools: how its samples used them
 
 
 class CacheStats(_Record):
@@ -287,6 +297,7 @@ class CacheStats(_Record):
     new: int = 0
     timeouts: int = 0
     files: list[str] = Field(default_factory=list)
+    foreign: dict[str, int] = Field(default_factory=dict)  # file: verdicts used not written here
 
 
 class ScoreReport(_Record):

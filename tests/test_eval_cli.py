@@ -72,6 +72,10 @@ def test_figures_match_the_hand_check(tmp_path: Path, capsys: pytest.CaptureFixt
     # maj@2: p1 [r,r] [205,-] .5; p2 [r,r] [cut,-] .5; p3 [r,x+2] tie -> r, [x+2,2+x] -> wrong .5
     # maj@4: p1 right 2:1; p2 right 2 (cut-off ones abstain); p3 "x+2" twice beats right once
     assert task["maj_at_k"] == pytest.approx({"1": 1.25 / 3, "2": 0.5, "4": 2 / 3})
+    # pass^2 (all right): C(2,2)/C(4,2) = 1/6, 1/6, and 0 (one right); pass^4: none
+    assert task["pass_hat_k"] == pytest.approx({"1": 1.25 / 3, "2": 1 / 9, "4": 0})
+    head = next(line for line in printed.splitlines() if "acc ± se" in line).split()
+    assert head[head.index("pass@k") + 1] == "pass^k"
     assert (task["n_correct"], task["n_incorrect"], task["n_no_answer"]) == (5, 5, 2)
     assert (task["n_truncated"], task["n_timeout"], task["complete"]) == (2, 0, True)
     assert task["problems"][2]["majority_answer"] == "x+2"
@@ -320,3 +324,36 @@ def test_names_subjects_and_paths_are_shown_as_text_never_as_markup(
     for text in (*shown, "incomplete: math500 · [/]"):
         assert text in printed, text
     assert "\x1b]8;" not in printed  # no terminal hyperlink
+
+
+def test_an_output_flag_never_replaces_another_runs_rows_spec_or_verdicts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--result-json`, `--export-verdicts` and report's `--out` pointed at another run's
+    generation file, run spec or verdict cache (by any name) replaced it silently, exit 0; the
+    problems file too. Told by content: an output's own earlier copy is replaced as before."""
+    (tmp_path / "B").mkdir()
+    other = write_jsonl(tmp_path / "B" / "rows.txt", hand_rows())
+    argv = ["eval", str(other), "--task", "aime24", "--cache", str(tmp_path / "B" / "cache")]
+    assert main([*argv, "--no-progress"]) == 0
+    spec = tmp_path / "B" / "settings"
+    spec.write_text(json.dumps({"model": "m", "n_samples": 4}, indent=2))
+    problems = tmp_path / "B" / "problems"
+    problems.write_bytes((DATA_DIR / "aime24.jsonl").read_bytes())
+    targets = {other: "JSON rows", tmp_path / "B" / "cache": "verdicts", spec: "a run spec",
+               problems: "JSON rows"}  # fmt: skip
+    kept = {p: p.read_bytes() for p in targets}
+    path = write_jsonl(tmp_path / "aime24.jsonl", hand_rows())
+    capsys.readouterr()
+    for target, kind in targets.items():
+        for flags in (["--result-json", str(target)], ["--export-verdicts", str(target)]):
+            assert main(["eval", str(path), "--no-progress", *flags]) == 2
+            said = capsys.readouterr().err
+            assert f"{flags[0]} {target}: holds {kind}, which an output never" in said
+        assert main(["report", str(path), "--out", str(target), "--no-progress"]) == 2
+        assert f"--out {target}: holds {kind}" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in targets} == kept
+    outputs = ["--result-json", str(tmp_path / "r"), "--export-verdicts", str(tmp_path / "e")]
+    for _ in range(2):  # its own outputs, written again
+        assert main(["eval", str(path), "--no-progress", *outputs]) == 0
+        assert main(["report", str(path), "--out", str(tmp_path / "r.html"), "--no-progress"]) == 0

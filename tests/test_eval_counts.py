@@ -69,8 +69,9 @@ def test_the_table_shows_each_runs_own_pass_at_n(
     out = capsys.readouterr().out
     aime_row = next(line for line in out.splitlines() if line.startswith("aime24"))
     math_row = next(line for line in out.splitlines() if line.startswith("math500"))
-    assert "100.0 @4   0.0" in aime_row and "25.0 ± 0.0" in aime_row
-    assert "100.0 @2 100.0" in math_row and "@4" not in math_row
+    # pass@4, pass^4 (never all four right), maj@4
+    assert "100.0 @4    0.0   0.0" in aime_row and "25.0 ± 0.0" in aime_row
+    assert "100.0 @2    0.0 100.0" in math_row and "@4" not in math_row
     assert "pass@k" in out
 
 
@@ -149,11 +150,8 @@ def test_a_file_appended_to_itself_counts_each_sample_once(
     assert task["n_copies"] == 30
     assert task["complete"] and task["n_duplicates"] == 0 and task["sample_stderr"] == 0.0
     captured = capsys.readouterr()
-    assert f"{path}:31 (problem " in captured.err and "30 rows are exact copies" in captured.err
-    assert (
-        "copies: aime24 · " in captured.out
-        and "30 rows copied earlier rows exactly" in captured.out
-    )
+    assert f"{path}: lines 31-60 repeat lines 1-30 whole, in order" in captured.err
+    assert "copies: aime24 · " in captured.out and "30 rows repeat earlier rows" in captured.out
 
 
 def test_our_file_appended_to_itself_and_other_samples_under_a_taken_index(
@@ -166,20 +164,21 @@ def test_our_file_appended_to_itself_and_other_samples_under_a_taken_index(
     assert (task["samples_scored"], task["n_duplicates"]) == (4, 1)  # (4, 5): 'repeated'
     assert task["n_copies"] == 4
     err = capsys.readouterr().err
-    assert "4 rows are exact copies" in err and f"{path}:5 (problem aime24/60, as line 1)" in err
+    assert "4 rows repeat an earlier row's (problem, sample index) with the same text" in err
+    assert f"{path}:5 (problem aime24/60, sample 0, as line 1)" in err
     assert "1 rows reuse an earlier row's (problem, sample index) with another text" in err
 
 
-def test_rows_alike_but_for_their_seed_are_two_samples(tmp_path: Path) -> None:
+def test_rows_alike_without_an_index_are_two_samples(tmp_path: Path) -> None:
     """Same problem and text drawn twice with other seeds (a short answer): two samples; the
-    same text and no seed, written twice: one."""
+    same text and no seed, written twice: two as well (issue 37: it was one, 'an exact copy';
+    identical texts are distinct samples, and one row repeated proves no copy)."""
     rows = [upstream(r, with_ids=False) for r in _rows(_data("aime24")[:1], 1, 1)]
     seeded = [dict(rows[0], seed=1), dict(rows[0], seed=2)]
     (task,) = _eval(tmp_path, str(_concat(tmp_path / "aime24.jsonl", seeded)))["tasks"]
     assert (task["samples_scored"], task["n_copies"]) == (2, 0)
     (task,) = _eval(tmp_path, str(_concat(tmp_path / "aime24.jsonl", rows, rows)))["tasks"]
-    assert task["samples_scored"] == 1  # 2 before
-    assert task["n_copies"] == 1
+    assert (task["samples_scored"], task["n_copies"]) == (2, 0)
 
 
 def test_force_keeps_each_segments_settings(
@@ -213,14 +212,15 @@ def test_force_keeps_each_segments_settings(
     assert task["mixed_settings"] == said and task["complete"]
     captured = capsys.readouterr()
     assert f"mixed settings: {said}" in captured.err
-    assert f"mixed settings: aime24 · test-model: {said}" in captured.out
+    name = "aime24 · test-model · temp=mixed (0.6, 1.0)"  # named by its mixed settings
+    assert f"mixed settings: {name}: {said}" in captured.out
     page = tmp_path / "r.html"
     assert main(["report", str(out), "--out", str(page), *FLAGS]) == 0
-    assert f"mixed settings: aime24: {said}" in page.read_text()
+    assert f"mixed settings: {name}: {said}" in page.read_text()
 
 
 def test_index_ranges() -> None:
-    from llmeval.evaluate.segments import index_ranges
+    from llmeval.runs.spec import index_ranges
 
     assert index_ranges([3, 0, 1, 2, 8, 10, 11, 11]) == "0-3, 8, 10-11"
     assert index_ranges([5]) == "5" and index_ranges([]) == ""

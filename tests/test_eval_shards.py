@@ -16,7 +16,8 @@ import pytest
 
 from llmeval.cli.main import main
 from llmeval.records import RunSpec
-from llmeval.shards import Shard, shard_file, shards_folder
+from llmeval.runs.layout import shard_file, shards_folder
+from llmeval.runs.pairs import Shard
 from tests.infer_helpers import AIME24, infer, rows, write_jsonl
 from tests.support.fake_model import load_answers
 from tests.support.threaded_server import serve
@@ -140,8 +141,8 @@ def test_a_pair_in_two_shards_counts_once_with_a_warning_naming_both(
     ("change", "field", "shown"),
     [
         ({"temperature": 1.0}, "temperature", "(0.6 vs 1.0)"),
-        ({"reasoning_effort": "high"}, "reasoning_effort", "(None vs 'high')"),
-        ({"model": "other", "thinking_budget": 512}, "model", "('test-model' vs 'other'; also"),
+        ({"reasoning_effort": "high"}, "reasoning_effort", "(null vs high)"),
+        ({"model": "other", "thinking_budget": 512}, "model", "(test-model vs other; also"),
     ],
 )
 def test_shards_of_two_runs_are_refused_in_one_line(

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from llmeval.jsonl import JsonlAppender
 from tests.infer_helpers import AIME24, ROOT, infer
 from tests.support.fake_model import load_answers
 from tests.support.threaded_server import serve
@@ -113,12 +114,14 @@ def test_follow_scores_a_growing_file_honestly_and_ends_when_complete(
 def test_ctrl_c_ends_a_follow_with_the_last_table(whole: Path, tmp_path: Path) -> None:
     order = _finish_order(whole)
     grow, result = _start(tmp_path, whole, order[:100])
+    writer = JsonlAppender(grow, exclusive=True)  # as infer holds its file while it runs
     proc = _follow(grow, result, "60")
     try:
         _wait_for(result, lambda t: t["samples_scored"] == 100)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
     finally:
+        writer.close()
         proc.kill()
     assert proc.returncode == 0, err
     assert "runs in progress" in out and "100/240" in out and "Traceback" not in err
@@ -134,3 +137,48 @@ def test_bad_follow_seconds_are_refused(
 
     assert main(["eval", str(tmp_path / "x.jsonl"), f"--follow={flag}"]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["eval", "report"])
+def test_a_follow_started_with_infer_waits_for_the_run_to_appear(
+    command: str, whole: Path, tmp_path: Path
+) -> None:
+    """Issue 42.4: started before infer has created its file, then while the file is empty
+    (infer writes its first line when a sample is done), the follow waits, says so once, and
+    scores the run once it appears (it exited 2 at once: no such file, then no samples)."""
+    grow, out = tmp_path / "m" / "aime24.jsonl", tmp_path / "out"
+    argv = [sys.executable, "-m", "llmeval", command, str(grow), "--follow", "0.2",
+            "--workers", "1", *(["-o", str(out)] if command == "report" else [])]  # fmt: skip
+    proc = subprocess.Popen(argv, cwd=ROOT, env=dict(os.environ), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        time.sleep(1.5)  # no such file: eval looks for it every 0.2 s
+        assert proc.poll() is None
+        grow.parent.mkdir()
+        shutil.copy(f"{whole}.spec.json", f"{grow}.spec.json")
+        grow.touch()
+        time.sleep(1.0)  # an empty file: still waiting
+        assert proc.poll() is None
+        grow.write_text(whole.read_text(encoding="utf-8"), encoding="utf-8")
+        stdout, err = proc.communicate(timeout=180)  # ends by itself: the run is complete
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert err.count(f"waiting for {grow} to appear (up to 3600 s: --wait)") == 1, err
+    assert "Traceback" not in err
+    if command == "eval":
+        assert "rounds 8/8" in stdout
+    else:
+        assert "Provisional" not in out.read_text(encoding="utf-8")
+
+
+def test_a_run_that_never_appears_is_an_error_after_the_wait(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from llmeval.cli.main import main
+
+    missing = tmp_path / "m" / "aime24.jsonl"
+    assert main(["eval", str(missing), "--follow", "0.1", "--wait", "0.3"]) == 2
+    assert f"{missing}: not there after 0.3 s of waiting (--wait)" in capsys.readouterr().err
+    assert main(["eval", str(missing), "--wait", "5"]) == 2  # --wait without --follow
+    assert "--wait goes with --follow" in capsys.readouterr().err

@@ -47,7 +47,7 @@ def test_effort_and_budget_are_sent_recorded_and_part_of_the_spec(
         spec = spec_of(out)
         assert (spec.reasoning_effort, spec.thinking_budget) == ("high", 4096)
         assert infer(srv.url, inp, out, "--reasoning-effort", "low", *flags[2:]) == 2
-        assert 'reasoning_effort: "high" -> "low"' in err_line(capsys.readouterr().err)
+        assert "reasoning_effort: high -> low" in err_line(capsys.readouterr().err)
         assert infer(srv.url, inp, out, "--reasoning-effort", "high") == 2
         assert "thinking_budget: 4096 -> null" in err_line(capsys.readouterr().err)
         # the upstream entry point forwards them, with its spellings

@@ -17,7 +17,8 @@ import pytest
 
 from llmeval.cli.main import main
 from llmeval.jsonl import JsonlAppender
-from llmeval.shards import Shard, shard_file
+from llmeval.runs.layout import shard_file
+from llmeval.runs.pairs import Shard
 from tests.infer_helpers import ROOT, err_line, infer, rows, write_jsonl
 from tests.support.threaded_server import serve
 

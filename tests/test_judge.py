@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from llmeval.cli.main import main
-from llmeval.evaluate.verdict_cache import cache_path_for
 from llmeval.judge.prompt import JUDGE_VERSION, judgement, messages
+from llmeval.runs.layout import cache_path
 from tests.stress import judge_run
 from tests.support.synthetic import generation, reasoning, write_jsonl
 from tests.support.threaded_server import serve
@@ -308,7 +308,7 @@ def test_verdicts_of_the_earlier_prompt_are_asked_again(tmp_path: Path) -> None:
     parts = ("judge", "judge-v1", "judge-model", problem, "x+1", "x+2")
     old = hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
     stale = {"key": old, "status": "correct", "pred": "x+2", "gold": "x+1", "detail": "Yes"}
-    cache_path_for(path).write_text(json.dumps(stale) + "\n")
+    cache_path(path).write_text(json.dumps(stale) + "\n")
     with serve(judge=SCRIPT, models=("judge-model",)) as srv:
         result = _eval(path, srv.url)[1]
         assert _asked(srv) == 5  # x+2 among them

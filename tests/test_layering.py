@@ -21,6 +21,14 @@ FORBIDDEN = {
     "client": {"infer", "evaluate", "verify", "report"},
     "report": {"infer", "client"},
     "judge": {"infer", "evaluate", "verify", "report"},
+    "runs": {"infer", "evaluate", "verify", "client", "report", "judge", "cli"},
+    "sandbox": {"infer", "evaluate", "verify", "report", "client", "judge", "cli", "inference"},
+    "contests": {"infer", "client", "report", "judge"},  # reads with eval's readers, verifies
+}
+# Stage-neutral packages -> the only llmeval modules besides their own they may import.
+ALLOWED = {
+    "runs": {"records", "files", "jsonl", "errors", "sampling"},
+    "sandbox": {"records", "jsonl", "transcripts", "errors", "files", "runs"},
 }
 # Third-party library -> the only subpackage that may import it.
 HOMES = {
@@ -63,6 +71,8 @@ def test_stages_import_only_what_they_may(path: Path) -> None:
         assert home is None or stage == home, f"{_rel(path)} imports {name} (home: {home}/)"
         if parts[0] == "llmeval" and len(parts) > 1:
             assert parts[1] not in FORBIDDEN.get(stage, ()), f"{_rel(path)} imports {name}"
+            allowed = ALLOWED.get(stage)
+            assert allowed is None or parts[1] in allowed | {stage}, f"{_rel(path)} imports {name}"
 
 
 def _long_functions(path: Path, limit: int) -> list[str]:
@@ -75,16 +85,25 @@ def _long_functions(path: Path, limit: int) -> list[str]:
     ]
 
 
+# Modules past 400 lines, each with the reason it still holds one concept (a review's answer).
+LONG_MODULES: dict[str, str] = {}
+
+
 def test_shape() -> None:
-    """No module over 300 lines, at most 12 at the top level, at most 2 functions over 60
-    lines (the package's total size is a figure of `bench/bench_size.py`)."""
+    """One concept per module, named in the first line of its docstring; a module past 400
+    lines is questioned (listed in LONG_MODULES with why it still holds one concept); at most
+    12 modules at the top level, at most 2 functions over 60 lines (the package's total size
+    is a figure of `bench/bench_size.py`)."""
+    for path in MODULES:
+        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+        assert doc.strip().splitlines()[0:1], f"{_rel(path)}: no docstring naming its concept"
     lines = {path: len(path.read_text().splitlines()) for path in MODULES}
     top = [
         p for p in MODULES if p.parent == PACKAGE and p.name not in ("__init__.py", "__main__.py")
     ]
     assert len(top) <= 12, f"{len(top)} modules at the top level"
-    over = {_rel(p): n for p, n in lines.items() if n > 300}
-    assert not over, f"modules over 300 lines: {over}"
+    over = {_rel(p): n for p, n in lines.items() if n > 400 and _rel(p) not in LONG_MODULES}
+    assert not over, f"modules over 400 lines, not reviewed: {over}"
     long = [name for path in MODULES for name in _long_functions(path, 60)]
     assert len(long) <= 2, f"functions over 60 lines: {long}"
 

@@ -72,11 +72,11 @@ def test_the_build_says_its_progress_from_cmakes_marks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """What `make demo` shows while llama-server builds: cmake's `[ NN%]` marks read from the
-    build log as it grows, with the time left at the rate so far."""
+    build log as it grows, with a range of the time left (tests/test_llama_build.py)."""
     assert llama_build.build_percent(b"[  3%] Building C\n[ 40%] Linking\nnote\n") == 40
     assert llama_build.build_percent(b"-- Configuring done\n") is None
     assert llama_build.progress_line(40, 120) == (
-        "building llama-server: 40% after 2 min, about 3 min left"
+        "building llama-server: 40% of its compile units after 2 min, about 4-14 min left"
     )
     step = "import time\nfor p in (10, 50, 90):\n    print(f'[ {p}%] x', flush=True)\n"
     step += "    time.sleep(0.7)\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
@@ -15,10 +16,11 @@ from llmeval.evaluate.metrics import (
     maj_at_k,
     majority_winner,
     pass_at_k,
+    pass_hat_k,
     sample_stderr,
     summarize,
 )
-from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate.reading import InputRun, RunPart
 from llmeval.evaluate.samples import Sample
 from llmeval.evaluate.scoring import task_score, vote_class
 from llmeval.records import RunSpec
@@ -58,6 +60,37 @@ def test_summary_by_hand() -> None:
     # maj@1: p1 blocks 1,1,0,0 -> .5; maj@2: p1 [r,r] 1, ["7", none] 0 -> .5; maj@4: p1 2 votes
     # right vs 1 for "7" -> 1; p3 "3" wins (wrong) -> 0
     assert s.maj_at_k == pytest.approx({"1": 0.5, "2": 0.5, "4": 2 / 3})
+    # pass^2: p1 C(2,2)/C(4,2) = 1/6, p2 1, p3 0 -> 7/18; pass^4: p2 alone -> 1/3
+    assert s.pass_hat_k == pytest.approx({"1": 0.5, "2": 7 / 18, "4": 1 / 3})
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "expected"),
+    [
+        (5, 2, 1, 0.4),
+        (5, 2, 2, 0.1),  # C(2,2)/C(5,2) = 1/10
+        (5, 2, 3, 0.0),  # fewer right than k
+        (10, 7, 3, 35 / 120),  # C(7,3)/C(10,3)
+        (64, 64, 64, 1.0),
+        (64, 63, 64, 0.0),
+    ],
+)
+def test_pass_hat_k(n: int, c: int, k: int, expected: float) -> None:
+    assert pass_hat_k(n, c, k) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8])
+def test_pass_hat_k_is_the_share_of_k_subsets_all_right(n: int) -> None:
+    """Unbiased: over every way c of n samples can be right, the estimate is the share of the
+    C(n, k) subsets of k samples that are all right (and pass@k the share with one right)."""
+    for c in range(n + 1):
+        right = [i < c for i in range(n)]
+        for k in range(1, n + 1):
+            subsets = list(itertools.combinations(right, k))
+            assert pass_hat_k(n, c, k) == pytest.approx(sum(map(all, subsets)) / len(subsets))
+            assert pass_at_k(n, c, k) == pytest.approx(sum(map(any, subsets)) / len(subsets))
+    with pytest.raises(ValueError):
+        pass_hat_k(n, 0, n + 1)
 
 
 @pytest.mark.parametrize(
@@ -133,7 +166,8 @@ def _file(task: str, samples: list[Sample], statuses: list[str], n: int | None =
     for sample, status in zip(samples, statuses, strict=True):
         sample.status = {"strict": status, "lenient": status}
     spec = None if n is None else RunSpec(model="m", n_samples=n)
-    return InputRun(Path(f"{task}_x.jsonl"), TASKS[task], samples, spec=spec)
+    path = Path(f"{task}_x.jsonl")
+    return InputRun(path, TASKS[task], [RunPart(path, spec, samples=samples)], spec=spec)
 
 
 def test_task_score_counts_missing_and_groups() -> None:

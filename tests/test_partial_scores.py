@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from llmeval.evaluate.metrics import Outcome, complete_rounds, finished_mean, group_by_problem
-from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate.reading import InputRun
 from llmeval.evaluate.samples import Sample
 from llmeval.evaluate.scoring import task_score
 from llmeval.records import RunSpec
@@ -53,8 +53,8 @@ def _run(samples: list[tuple[str, int, bool]], n: int, problems_missing: int = 0
     for pid, idx, right in samples:
         sample = Sample(pid, idx, "5", "5" if right else "4", False, 10, {})
         sample.status = dict.fromkeys(("strict", "lenient"), "correct" if right else "incorrect")
-        run.samples.append(sample)
-    run.problems_missing = [f"missing{i}" for i in range(problems_missing)]
+        run.parts[0].samples.append(sample)
+    run.reference.missing = [f"missing{i}" for i in range(problems_missing)]
     return run
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,21 +83,59 @@ def test_report_in_chromium(tmp_path: Path, compress: bool) -> None:
     assert (tmp_path / "report.png").stat().st_size > 10_000
 
 
+def _in_chromium(tmp_path: Path, charts: str, script: str) -> Any:
+    """What `script` gives on a page holding only `charts`, once it has loaded."""
+    page = tmp_path / "charts.html"
+    page.write_text(f"<!DOCTYPE html><html><body>{charts}</body></html>", encoding="utf-8")
+    with Browser(CHROMIUM, tmp_path / "profile", size=(1000, 1200)) as b:
+        b.open(page.as_uri())
+        b.wait_for("document.readyState === 'complete'")
+        return b.eval(script)
+
+
 def test_chart_titles_fit_their_charts(tmp_path: Path) -> None:
     """A long task and model name: each title line lies inside its chart (it ran off the edge)."""
     from llmeval.report.charts import line_chart
 
     title = "aime24 · DeepSeek-R1-Distill-Qwen-7B-step-12000: standard error vs samples per problem"
     chart = line_chart(title, "n", "se", [1.0, 2.0, 4.0], {"se": [0.1, 0.07, 0.05]})
-    page = tmp_path / "chart.html"
-    page.write_text(f"<!DOCTYPE html><html><body>{chart}</body></html>")
-    with Browser(CHROMIUM, tmp_path / "profile", size=(800, 600)) as b:
-        b.open(page.as_uri())
-        b.wait_for("document.readyState === 'complete'")
-        overflow = b.eval(
-            "(() => { const svg = document.querySelector('svg.chart');"
-            " const width = svg.viewBox.baseVal.width;"
-            " return [...svg.querySelectorAll('text.title')].map(t => {"
-            " const box = t.getBBox(); return box.x + box.width - width; }); })()"
-        )
+    overflow = _in_chromium(
+        tmp_path,
+        chart,
+        "(() => { const svg = document.querySelector('svg.chart');"
+        " const width = svg.viewBox.baseVal.width;"
+        " return [...svg.querySelectorAll('text.title')].map(t => {"
+        " const box = t.getBBox(); return box.x + box.width - width; }); })()",
+    )
     assert len(overflow) == 2 and max(overflow) <= 0, overflow
+
+
+def test_legends_below_the_plot_cover_no_data(tmp_path: Path) -> None:
+    """Issue 42.8: the cost-vs-accuracy and length-cap legends lie under the plot area, each
+    entry inside the picture, however many runs and however long their names (they sat on the
+    points and lines)."""
+    from llmeval.report.charts import BOTTOM, H, line_chart
+    from llmeval.report.scatter import scatter
+
+    names = [f"aime24 · DeepSeek-R1-Distill-Qwen-7B-step-{1000 * k} · effort=high"
+             for k in range(8)]  # fmt: skip
+    cost = scatter("aime24: cost vs accuracy", "cost of the run ($)", "accuracy",
+                   [(name, 0.5 + k, 0.1 * k, 0.05) for k, name in enumerate(names)])  # fmt: skip
+    cap = line_chart("aime24: accuracy under a length cap", "max completion tokens", "fraction",
+                     [2048.0, 4096.0, 8192.0], {"accuracy": [0.9, 0.95, 0.99],
+                     "truncated": [0.9, 0.5, 0.01]}, dashed={"truncated"}, y_range=(0.0, 1.0),
+                     legend="below")  # fmt: skip
+    boxes = _in_chromium(
+        tmp_path,
+        cost + cap,
+        "[...document.querySelectorAll('svg.chart')].map(svg => {"
+        " const view = svg.viewBox.baseVal; const shift = svg.querySelector('g') ?"
+        " svg.querySelector('g').transform.baseVal.consolidate().matrix.f : 0;"
+        " return [view.width, view.height, shift, [...svg.querySelectorAll('text.legend')]"
+        ".map(t => { const r = t.getBBox(); return [r.x, r.y, r.width, r.height]; })]; })",
+    )
+    assert [len(legend) for *_, legend in boxes] == [8, 2]
+    for width, height, shift, legend in boxes:
+        for x, y, w, h in legend:
+            assert y + shift > H - BOTTOM + 16, (y, shift)  # under the plot and its x label
+            assert x >= 0 and x + w <= width and y + shift + h <= height, (x, w, y, h)

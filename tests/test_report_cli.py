@@ -167,12 +167,40 @@ def test_the_overview_is_evals_table(tmp_path: Path, capsys: pytest.CaptureFixtu
     head = re.findall(r"<th>(.*?)</th>", overview.split("</thead>")[0])
     cells = re.findall(r"<td>(.*?)</td>", overview.split("<tbody>")[1].split("</tbody>")[0])
     assert head[:4] == ["run", "model", "problems", "n"] and cells[1:4] == ["model-m", "2", "5"]
-    header = next(line for line in table if line.startswith("run: task, model, file"))
-    row = next(line for line in table if line.startswith("aime24 · 2×5"))
-    assert header.split() == ["run:", "task,", "model,", "file", *" ".join(head[4:]).split()]
-    assert row.split()[3:] == " ".join(cells[4:]).split()  # after `aime24 · 2×5`
+    header = next(line for line in table if line.startswith("run: task · model, size · file"))
+    row = next(line for line in table if line.startswith("aime24 · model-m"))
+    assert header.split()[7:] == " ".join(head[4:]).split()
+    assert row.split()[3:] == " ".join(cells[4:]).split()  # after `aime24 · model-m`
     assert cells[-1] == "no: 2" and "NO (" not in overview
     for what, line in (("incomplete", "0 problems without a sample, 2 samples missing"),
-                       ("copies", "1 rows copied earlier rows exactly")):  # fmt: skip
-        assert f"{what}: aime24 · model-m: {line}" in "\n".join(table)  # eval's run name
-        assert f"{what}: aime24: {line}" in overview  # the report's label of the run
+                       ("copies", "1 rows repeat earlier rows of their file")):  # fmt: skip
+        assert f"{what}: aime24 · model-m: {line}" in "\n".join(table)  # the run's one name
+        assert f"{what}: aime24 · model-m: {line}" in overview
+
+
+def test_a_run_in_progress_is_headed_by_its_complete_rounds_estimate(tmp_path: Path) -> None:
+    """Issue 42.6: the report of a run in progress heads its overview with coverage and avg@k
+    ± se over the rounds every problem has finished (eval's figures), not only the mean over
+    finished samples, which reads high when the right answers finish first."""
+    answers = {"p1": ["204", "1", "5", "204"], "p2": ["2", "204", "204", "204"],
+               "p3": ["1", "2", "3", "204"]}  # fmt: skip
+    # rounds 0-1 whole; of the later ones, the right (short) samples finished first
+    finished = [r for r in _rows(answers) if r["sample_idx"] < 2 or "{204}" in r["gen"]]
+    run = write_jsonl(tmp_path / "aime24.jsonl", finished)
+    _spec(run, "m", 4)
+    out, result = tmp_path / "report.html", tmp_path / "scores.json"
+    assert main(["report", str(run), "-o", str(out), "--task", "aime24", *FLAGS]) == 0
+    assert main(["eval", str(run), "--task", "aime24", "--result-json", str(result), *FLAGS]) == 0
+    score = json.loads(result.read_text())["tasks"][0]
+    assert score["rounds_complete"] == 2 and not score["complete"]
+    overview = re.search(r'<section id="overview"><h2>Overview</h2>(.*?)</section>',
+                         out.read_text(encoding="utf-8"), re.S)  # fmt: skip
+    assert overview
+    headline = re.match(r'<p class="headline">(.*?)</p>', overview.group(1))
+    assert headline, overview.group(1)[:300]
+    avg, se = 100 * score["rounds_accuracy"], 100 * score["rounds_stderr"]
+    assert headline.group(1) == (
+        f"aime24 · m: 10/12 samples, 3/3 problems, rounds 2/4: avg@2 {avg:.1f} ± {se:.1f}, "
+        f"finished mean {100 * score['finished_mean']:.1f} (provisional)"
+    )
+    assert score["finished_mean"] > score["rounds_accuracy"]  # the reason for the headline

@@ -13,14 +13,8 @@ from typing import Any
 import pytest
 
 from llmeval.cli.main import main
-from llmeval.evaluate.labels import (
-    distinct,
-    run_labels,
-    run_settings,
-    setting_labels,
-    shard_layout,
-)
 from llmeval.records import RunSpec, ServerInfo, TaskScore
+from llmeval.runs.names import run_names, run_settings, setting_labels, shard_layout
 from llmeval.tasks import DATA_DIR
 from tests.support.synthetic import generation, output, write_jsonl
 
@@ -99,7 +93,7 @@ def test_labels_name_only_the_settings_that_differ() -> None:
                                   settings=run_settings(spec))
         for name, spec in (("a", specs[0]), ("b", specs[0]), ("c", specs[1]))
     ]  # fmt: skip
-    assert run_labels(scores) == [
+    assert [str(name) for name in run_names(scores)] == [
         "aime24 · m · effort=high (a/aime24.jsonl)",
         "aime24 · m · effort=high (b/aime24.jsonl)",
         "aime24 · m · effort=low · budget=4096",
@@ -108,29 +102,44 @@ def test_labels_name_only_the_settings_that_differ() -> None:
 
 def test_settings_that_differ_only_between_tasks_name_no_run() -> None:
     """The demo's GPQA runs with its own template and cap beside AIME: nothing to tell apart
-    (they were labelled `max_tokens=128 · template=#599d4e` and `max_tokens=48 · ...`)."""
+    (they were labelled `max_tokens=128 · template=#599d4e` and `max_tokens=48 · ...`); a cap
+    that differs between two runs of the model on one task names every run of that model, so
+    that its leaderboard rows hold one setting across tasks."""
     aime = RunSpec(model="m", n_samples=1, max_tokens=128, prompt_template="{problem} box")
     gpqa = RunSpec(model="m", n_samples=8, max_tokens=48, prompt_template="{problem} letter")
     aime_long = aime.model_copy(update={"max_tokens": 4096})
-    settings = [run_settings(s) for s in (aime, gpqa, aime_long)]
     tasks = ["aime24", "gpqa_diamond", "aime24"]
-    assert setting_labels(settings[:2], tasks[:2]) == ["", ""]
-    assert setting_labels(settings, tasks) == ["max_tokens=128", "", "max_tokens=4096"]
     scores = [
-        TaskScore.model_construct(task=t, model="m", file=f"/r/{t}.jsonl", settings=s)
-        for t, s in zip(tasks[:2], settings[:2], strict=True)
+        TaskScore.model_construct(task=t, model="m", file=f"/r/{i}/{t}.jsonl",
+                                  settings=run_settings(s))
+        for i, (t, s) in enumerate(zip(tasks, (aime, gpqa, aime_long), strict=True))
+    ]  # fmt: skip
+    assert [str(name) for name in run_names(scores[:2])] == ["aime24 · m", "gpqa_diamond · m"]
+    assert [str(name) for name in run_names(scores)] == [
+        "aime24 · m · max_tokens=128",
+        "gpqa_diamond · m · max_tokens=48",
+        "aime24 · m · max_tokens=4096",
     ]
-    assert run_labels(scores) == ["aime24", "gpqa_diamond"]
 
 
-def test_alike_labels_are_told_apart_by_as_much_of_their_paths_as_it_takes() -> None:
+def test_alike_runs_are_told_apart_by_as_much_of_their_paths_as_it_takes() -> None:
     files = ["/x/m/aime24.jsonl", "/y/m/aime24.jsonl", "/y/n/aime24.jsonl"]
-    assert distinct(["a", "a", "b"], files) == [
-        "a (/x/m/aime24.jsonl)",
-        "a (/y/m/aime24.jsonl)",
-        "b",
+    scores = [
+        TaskScore.model_construct(task="aime24", model=model, file=file, settings={})
+        for model, file in zip("aab", files, strict=True)
     ]
-    assert distinct(["a", "b", "a"], files) == ["a (m/aime24.jsonl)", "b", "a (n/aime24.jsonl)"]
+    assert [str(name) for name in run_names(scores)] == [
+        "aime24 · a (/x/m/aime24.jsonl)",
+        "aime24 · a (/y/m/aime24.jsonl)",
+        "aime24 · b",
+    ]
+    scores[1], scores[2] = scores[2], scores[1]
+    scores[1].file, scores[2].file = files[1], files[2]
+    assert [str(name) for name in run_names(scores)] == [
+        "aime24 · a (m/aime24.jsonl)",
+        "aime24 · b",
+        "aime24 · a (n/aime24.jsonl)",
+    ]
 
 
 def test_the_files_of_a_run_in_a_few_words() -> None:
@@ -174,3 +183,60 @@ def test_the_reports_run_details_show_the_servers_identity(tmp_path: Path) -> No
         "<td>server</td><td>model_id=Qwen/Qwen3-8B, version=0.11.2, system_fingerprint=fp_9a1"
         in text
     )
+
+
+def test_settings_the_server_ignored_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42.7: runs at effort low and high and with a thinking budget, from a server that
+    ignores both (the loopback server, as vLLM does for most models): every text alike, so
+    eval's table and the report say the server appears to ignore the setting. Runs with
+    another seed (other texts) are not named."""
+    from tests.infer_helpers import AIME24, infer
+    from tests.support.fake_model import load_answers
+    from tests.support.threaded_server import serve
+
+    runs = {"low": ["--reasoning-effort", "low"], "high": ["--reasoning-effort", "high"],
+            "budget": ["--thinking-budget", "64"], "seed": ["--seed", "7"]}  # fmt: skip
+    with serve(answers=load_answers(AIME24), accuracy=0.5) as srv:
+        for name, flags in runs.items():
+            out = tmp_path / name / "aime24.jsonl"
+            assert infer(srv.url, AIME24, out, "--n-samples", "2", *flags) == 0
+    files = [str(tmp_path / name / "aime24.jsonl") for name in runs]
+    capsys.readouterr()
+    tasks = _eval(tmp_path, *files[:3])
+    low = tasks[[t["file"] for t in tasks].index(files[0])]
+    assert low["same_texts"] == (
+        f"the same text as {files[1]} in all 60 samples both hold, though they differ in "
+        f"reasoning_effort low vs high; the same text as {files[2]} in all 60 samples both "
+        "hold, though they differ in reasoning_effort low vs unset, thinking_budget unset vs "
+        "64: the server appears to ignore the setting"
+    )
+    out = capsys.readouterr().out
+    assert out.count("settings that changed nothing?: aime24 · test-model · ") == 3
+    page = tmp_path / "report.html"
+    assert main(["report", *files[:3], "-o", str(page), *FLAGS]) == 0
+    assert page.read_text(encoding="utf-8").count("settings that changed nothing?") == 3
+    # another seed: other texts, nothing to say (seed is a sampling setting too)
+    assert all(t["same_texts"] is None for t in _eval(tmp_path, files[0], files[3]))
+
+
+def test_only_sampling_settings_that_should_change_a_text_count() -> None:
+    from llmeval.evaluate.reading import InputRun
+    from llmeval.evaluate.unchanged import sampling_differences
+    from llmeval.tasks import TASKS
+
+    def run(**spec: Any) -> InputRun:
+        settings = {"model": "m", "n_samples": 2, **spec}
+        return InputRun(Path("x.jsonl"), TASKS["aime24"], spec=RunSpec(**settings))
+
+    assert sampling_differences(run(seed=1), run(seed=2)) == {"seed": (1, 2)}
+    # greedy: the seed and top_p change nothing; the effort still should
+    assert sampling_differences(run(temperature=0, seed=1), run(temperature=0, seed=2)) == {}
+    assert sampling_differences(
+        run(temperature=0, reasoning_effort="low"), run(temperature=0, reasoning_effort="high")
+    ) == {"reasoning_effort": ("low", "high")}
+    # a cap, a template or n besides: not alike but for sampling
+    assert sampling_differences(run(seed=1, max_tokens=10), run(seed=2)) == {}
+    assert sampling_differences(run(prompt_template="{problem}!"), run()) == {}
+    assert sampling_differences(run(n_samples=4), run()) == {}

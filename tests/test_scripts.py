@@ -155,6 +155,17 @@ def test_run_infer_shard_effort_and_budget() -> None:
     assert proc.returncode == 2 and "THINKING_BUDGET must be a whole number" in proc.stderr
 
 
+def test_run_infer_tools() -> None:
+    env = {"DRY_RUN": "1", "MODEL": "m", "LLMEVAL": "llmeval"}
+    (cmd,) = lines(run("run_infer.sh", "aime25", TOOLS="python", MAX_TOOL_CALLS="4",
+                       TOOL_TIMEOUT="5", TOOL_PROTOCOL="inline", **env))  # fmt: skip
+    assert flag(cmd, "--tools") == "python" and flag(cmd, "--tool-protocol") == "inline"
+    assert flag(cmd, "--max-tool-calls") == "4" and flag(cmd, "--tool-timeout") == "5"
+    assert flag(cmd, "--output") == "output/m/tools-python/aime25.jsonl"
+    (cmd,) = lines(run("run_infer.sh", "aime25", **env))
+    assert "--tools" not in cmd and flag(cmd, "--output") == "output/m/aime25.jsonl"
+
+
 def test_run_infer_refuses_bad_settings(tmp_path: Path) -> None:
     proc = run("run_infer.sh", N_SAMPLES="many", MODEL="m", DRY_RUN="1")
     assert proc.returncode == 2 and "N_SAMPLES must be a whole number" in proc.stderr
@@ -368,3 +379,20 @@ def test_run_infer_keeps_a_server_chosen_model_name_inside_output_and_hides_the_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]  # nothing outside output/
     dry = run("run_infer.sh", DRY_RUN="1", MODEL="m", EXTRA_ARGS=f"--api-key={key}")
     assert "--api-key=***" in dry.stdout and key not in dry.stdout
+
+
+def test_the_scripts_redact_hides_every_known_key_and_bearer_token_literally() -> None:
+    """lib.sh's `redact` (run_infer.sh's messages and logs, get_scores.sh's and submit.sh's):
+    the keys of $OPENAI_API_KEY, $LLMEVAL_JUDGE_API_KEY and of --api-key flags in EXTRA_ARGS,
+    pattern characters and all, and any `Bearer <token>`; a line without a newline keeps none."""
+    keys = {"OPENAI_API_KEY": "sk-o.p*e[n]1", "LLMEVAL_JUDGE_API_KEY": "jk-#&|(9)"}
+    text = ("401: Authorization: Bearer abc-123, key sk-o.p*e[n]1 unknown; judge jk-#&|(9); "
+            "flag ek-x/y+z; skXoXpXeXnX1 stays")  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-c", f'source {SCRIPTS}/lib.sh; hide_key_flags --top-k 2 --api-key "$0"; '
+         'printf %s "$1" | redact', "ek-x/y+z", text],
+        env={**os.environ, **keys}, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert done.stdout == (
+        "401: Authorization: Bearer ***, key *** unknown; judge ***; flag ***; skXoXpXeXnX1 stays"
+    )

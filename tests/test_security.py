@@ -29,7 +29,14 @@ BANNED_METHODS = BANNED_NAMES - {"compile", "__import__"}
 BANNED_ATTRS = BANNED_METHODS | {"loads", "load", "system", "popen", "Unpickler"}
 PICKLERS = {"pickle", "cPickle", "dill", "marshal", "shelve", "yaml", "cloudpickle"}
 # (file relative to the package, called name): why it is safe. None at present.
-ALLOWED: dict[tuple[str, str], str] = {}
+# the sandbox's runner: its source is passed with `python -c` to each sandboxed call, the only
+# place model-written code runs (never in llmeval's process: llmeval reads its constants alone)
+_RUNNER = "runs inside the sandbox's own process, never in llmeval's"
+ALLOWED: dict[tuple[str, str], str] = {
+    ("sandbox/runner.py", "exec"): _RUNNER,
+    ("sandbox/runner.py", "compile"): _RUNNER,
+    ("sandbox/runner.py", "loads"): "marshal: llmeval's own (code, setup) pair, " + _RUNNER,
+}
 
 
 def _run(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -70,6 +77,43 @@ def test_the_api_key_is_never_written_nor_printed(how: str, tmp_path: Path) -> N
         assert KEY not in proc.stdout + proc.stderr
     assert len(list(tmp_path.iterdir())) >= (5 if how == "flag" else 2)  # outputs and specs
     assert _files_holding(tmp_path, KEY) == []
+
+
+ECHOED = "sk-echoed-SECRET-4d2b8a6f1c"  # the wrong key a gateway quotes back in its 401
+
+
+@pytest.mark.parametrize("how", ["--api-key", "OPENAI_API_KEY", "--judge-api-key", "run_infer.sh"])
+def test_a_key_the_server_quotes_back_is_never_printed_nor_written(
+    how: str, tmp_path: Path
+) -> None:
+    """A gateway's 401 quoting the Authorization header (`Bearer <key>`) and the key itself:
+    every stream and every file written shows `***` in their place (the key was printed,
+    and written into run_infer.sh's log)."""
+    out = tmp_path / "aime24.jsonl"
+    with serve(api_key=KEY, echo_auth=True) as srv:
+        if how == "--judge-api-key":
+            assert _run(*_infer_argv(srv.url, out, "--api-key", KEY)).returncode == 0
+            done = _run("eval", str(out), "--judge-url", srv.url, "--judge-model", "test-model",
+                        "--judge-api-key", ECHOED, "--result-json", str(tmp_path / "r.json"),
+                        "--export-verdicts", str(tmp_path / "v.jsonl"))  # fmt: skip
+        elif how == "run_infer.sh":
+            (tmp_path / "data").mkdir()
+            (tmp_path / "data" / "aime24.jsonl").write_bytes(AIME.read_bytes())
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "TASKS": "aime24", "N_SAMPLES": "1",
+                   "INPUT_DIR": str(tmp_path / "data"), "OUTPUT_DIR": str(tmp_path / "out"),
+                   "BASE_URLS": srv.url, "MODEL": "test-model", "OPENAI_API_KEY": ECHOED,
+                   "LLMEVAL": f"{sys.executable} -m llmeval"}  # fmt: skip
+            done = subprocess.run(["bash", str(ROOT / "scripts" / "run_infer.sh")], env=env,
+                                  capture_output=True, text=True, timeout=300)  # fmt: skip
+        else:
+            extra = ["--api-key", ECHOED] if how == "--api-key" else []
+            done = _run(*_infer_argv(srv.url, out, *extra), env={"OPENAI_API_KEY": ECHOED})
+    assert done.returncode == 4, done.stderr
+    assert "(Authorization: Bearer ***; key *** unknown)" in done.stderr
+    assert ECHOED not in done.stdout + done.stderr
+    assert _files_holding(tmp_path, ECHOED) == []
+    if how == "run_infer.sh":
+        assert "key *** unknown" in (tmp_path / "out" / "logs" / "aime24.log").read_text()
 
 
 def test_a_password_in_a_file_someone_else_wrote_is_never_shown(

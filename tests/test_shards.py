@@ -12,18 +12,9 @@ import pytest
 
 from llmeval.client.protocol import build_body
 from llmeval.records import RunSpec
+from llmeval.runs.layout import RunFiles, run_output, shard_file, shard_of, shards_folder
+from llmeval.runs.pairs import Shard, pair_hash, parse_shard, slurm_shard
 from llmeval.sampling import Sampling
-from llmeval.shards import (
-    Shard,
-    pair_hash,
-    parse_shard,
-    run_files,
-    run_output,
-    shard_file,
-    shard_of,
-    shards_folder,
-    slurm_shard,
-)
 
 PAIRS = [(f"aime24/{p}", k) for p in range(30) for k in range(64)]
 
@@ -45,7 +36,7 @@ def test_the_samples_of_one_problem_spread_over_every_shard() -> None:
 
 def test_the_hash_is_the_same_in_another_process() -> None:
     """Python's hash() of a str is salted per process; the pair hash must not be."""
-    code = "from llmeval.shards import pair_hash; print(pair_hash('aime24/7', 12))"
+    code = "from llmeval.runs.pairs import pair_hash; print(pair_hash('aime24/7', 12))"
     env = {"PYTHONHASHSEED": "random", "PATH": ""}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert int(out.stdout) == pair_hash("aime24/7", 12)
@@ -79,13 +70,13 @@ def test_slurm_array_tasks_are_shards() -> None:
 def test_the_files_of_a_run(tmp_path: Path) -> None:
     output = tmp_path / "m" / "aime24.jsonl"
     assert shards_folder(output) == tmp_path / "m" / "aime24.shards"
-    assert run_files(output) == []
+    assert list(RunFiles.of(output).files) == []
     files = [shard_file(output, Shard(k, n)) for n, k in [(4, 1), (3, 2), (3, 0)]]
     for path in [output, *files]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("{}\n")
     (shards_folder(output) / "notes.jsonl").write_text("{}\n")
-    assert run_files(output) == [output, files[2], files[1], files[0]]
+    assert list(RunFiles.of(output).files) == [output, files[2], files[1], files[0]]
     assert shard_of(files[1]) == Shard(2, 3) and shard_of(output) is None
     assert shard_of(tmp_path / "0-of-2.jsonl") is None  # not in a shards folder
     assert run_output(files[0]) == output and run_output(output) == output

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from llmeval.shards import Shard, shard_file
+from llmeval.runs.layout import shard_file
+from llmeval.runs.pairs import Shard
 from tests.test_scripts import ROOT, SCRIPTS, flag, run
 
 DRY = {"DRY_RUN": "1", "LLMEVAL": "llmeval", "PATH": "/usr/bin:/bin"}  # no sbatch on this PATH
@@ -61,12 +62,36 @@ def test_submit_dry_run_shows_the_jobs_and_what_each_task_runs() -> None:
     [
         ({}, "set MODEL"),
         ({"MODEL": "m", "SHARDS": "0"}, "SHARDS must be a whole number from 1"),
+        ({"MODEL": "m", "SHARDS": "1e3"}, "SHARDS must be a whole number from 1"),
+        ({"MODEL": "m", "SHARDS": "1234567890"}, "SHARDS must be a whole number from 1"),
         ({"MODEL": "m"}, "no sbatch on PATH"),
     ],
 )
 def test_submit_refuses(env: dict[str, str], message: str) -> None:
     proc = run("slurm/submit.sh", PATH="/usr/bin:/bin", **env)
     assert proc.returncode == 2 and message in proc.stderr
+
+
+@pytest.mark.parametrize(("shards", "array"), [("08", "0-7"), ("010", "0-9"), ("3", "0-2")])
+def test_submit_reads_shards_in_decimal_as_the_shard_flag_does(shards: str, array: str) -> None:
+    """SHARDS=08 was a bash error (octal) and SHARDS=010 submitted --array=0-7."""
+    proc = run("slurm/submit.sh", MODEL="m", SHARDS=shards, **DRY)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert f"--array={array}" in proc.stdout.splitlines()[0]
+    count = int(array.split("-")[1]) + 1
+    assert proc.stdout.count("# array task ") == count and f" of {count} = shard" in proc.stdout
+
+
+@pytest.mark.parametrize(("model", "folder"), [("..", "_."), ("a/../..", "_."), ("/", "model"),
+                                               ("org/Qwen3-8B", "Qwen3-8B")])  # fmt: skip
+def test_submit_keeps_the_output_folder_inside_output(model: str, folder: str) -> None:
+    """MODEL=.. wrote into the current folder (output/..): the folder is named as run_infer.sh
+    names it."""
+    proc = run("slurm/submit.sh", MODEL=model, SHARDS="1", **DRY)
+    outputs = {flag(shlex.split(line), "--output") for line in proc.stdout.splitlines()
+               if " infer " in line}  # fmt: skip
+    assert proc.returncode == 0 and outputs, proc.stderr
+    assert {str(Path(o).parent) for o in outputs} == {f"{Path.cwd()}/output/{folder}"}
 
 
 def test_an_array_task_outside_an_array_refuses(tmp_path: Path) -> None:

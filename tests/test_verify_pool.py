@@ -30,11 +30,10 @@ from tests.support.synthetic import math500_run, write_jsonl
 TOWER = "9^{9^{9^{9^{9}}}}"
 
 
-def _run(tasks: list[VerifyTask], workers: int, timeout_s: float) -> tuple[list[VerifyResult], int]:
+def _run(tasks: list[VerifyTask], workers: int, timeout_s: float) -> list[VerifyResult]:
     results: list[VerifyResult] = []
-    pool = VerifyPool(workers, timeout_s)
-    pool.run(tasks, results.append)
-    return results, pool.replaced
+    VerifyPool(workers, timeout_s).run(tasks, results.append)
+    return results
 
 
 def _task(key: str, gold: str, answer: str) -> VerifyTask:
@@ -43,11 +42,10 @@ def _task(key: str, gold: str, answer: str) -> VerifyTask:
 
 def test_a_power_tower_times_out_and_the_others_go_on() -> None:
     fast = [_task(f"f{i}", "\\frac{1}{2}", "\\dfrac{2}{4}" if i % 2 else "x+1") for i in range(6)]
-    results, replaced = _run([_task("tower", "42", TOWER), *fast], workers=2, timeout_s=2)
+    results = _run([_task("tower", "42", TOWER), *fast], workers=2, timeout_s=2)
     by_key = {r.key: r for r in results}
     assert by_key["tower"].status == "timeout"
     assert by_key["tower"].seconds >= 2
-    assert replaced == 1  # the parent killed the stuck worker and started another
     # nothing waited on the tower: every fast pair was answered before it was given up
     assert results[-1].key == "tower"
     assert [by_key[t.key].status for t in fast] == ["incorrect", "correct"] * 3
@@ -55,13 +53,12 @@ def test_a_power_tower_times_out_and_the_others_go_on() -> None:
 
 def test_one_worker_is_replaced_and_carries_on() -> None:
     tasks = [_task("tower", "42", TOWER), _task("a", "42", "\\frac{84}{2}"), _task("b", "7", "8")]
-    results, replaced = _run(tasks, workers=1, timeout_s=1)
-    assert [(r.key, r.status) for r in results] == [
-        ("tower", "timeout"),
+    results = _run(tasks, workers=1, timeout_s=1)
+    assert [(r.key, r.status) for r in results] == [  # the one worker was killed at the tower:
+        ("tower", "timeout"),  # a and b were answered by the worker started in its place
         ("a", "correct"),
         ("b", "incorrect"),
     ]
-    assert replaced == 1
 
 
 @pytest.mark.slow
@@ -75,7 +72,7 @@ def test_hostile_answers_never_hang_the_pool() -> None:
         "x" * 200_000,
     ]
     tasks = [_task(str(i), "42", text) for i, text in enumerate(hostile)]
-    results, _ = _run(tasks, workers=2, timeout_s=2)
+    results = _run(tasks, workers=2, timeout_s=2)
     assert sorted(r.key for r in results) == sorted(t.key for t in tasks)
     assert all(r.status in {"incorrect", "timeout", "error"} for r in results)
 
@@ -101,7 +98,7 @@ def test_python_payloads_are_never_executed(tmp_path: Path) -> None:
     for answer in filter(None, answers):
         assert verify(gold="42", answer=answer)[0] == "incorrect"
     tasks = [_task(str(i), "42", a) for i, a in enumerate(filter(None, answers))]
-    results, _ = _run(tasks, workers=2, timeout_s=10)
+    results = _run(tasks, workers=2, timeout_s=10)
     assert {r.status for r in results} == {"incorrect"}
     assert not target.exists()
 
@@ -232,7 +229,7 @@ def test_the_deadline_is_cpu_time_not_time_spent_waiting_for_a_core() -> None:
     pool.run([_task("a", "x+1", "1+x"), _task("b", "\\frac{1}{2}", "0.5")], on_result)
     assert [(r.key, r.status, r.final) for r in results] == [("a", "correct", True),
                                                              ("b", "correct", True)]  # fmt: skip
-    assert results[1].seconds > 2.0 and pool.replaced == 0  # twice its deadline, not killed
+    assert results[1].seconds > 2.0  # twice its deadline, answered: not killed
 
 
 def test_a_worker_that_never_answers_is_killed_at_the_backstop_and_its_timeout_is_not_final(
@@ -245,7 +242,7 @@ def test_a_worker_that_never_answers_is_killed_at_the_backstop_and_its_timeout_i
     assert [(r.key, r.status, r.final) for r in results] == [("a", "correct", True),
                                                              ("b", "timeout", False)]  # fmt: skip
     assert results[1].seconds >= BACKSTOP * 0.5 and "machine busy" in (results[1].detail or "")
-    assert pool.busy_machine == 1 and pool.replaced == 1
+    assert pool.busy_machine == 1
     assert "1 pairs got under 0.5 s of CPU in 2.5 s" in caplog.text
 
 

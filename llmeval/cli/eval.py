@@ -9,16 +9,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from llmeval.cli.flags import from_flags
-from llmeval.cli.follow import add_follow, check_follow, follow
-from llmeval.errors import UsageError
-from llmeval.evaluate.discover import SIDE_SUFFIXES
+from llmeval.cli.follow import add_follow, check_follow, follow, named_paths, with_paths
+from llmeval.errors import PartialError, UsageError
 from llmeval.evaluate.layouts import RowKeys
 from llmeval.evaluate.options import DEFAULT_TIMEOUT_S, EvalOptions
 from llmeval.evaluate.run import EvalResult, run_eval
 from llmeval.evaluate.table import export_verdicts, print_report
-from llmeval.files import write_json_atomic
+from llmeval.files import OWN_OUTPUTS, file_kind, write_json_atomic
 from llmeval.progress import Progress
 from llmeval.records import ScoreReport
+from llmeval.runs.layout import SIDE_SUFFIXES, SPEC_SUFFIX
+from llmeval.terminal import printable_copy
 from llmeval.verify.pool import DEFAULT_MEMORY_MB, default_workers
 
 if TYPE_CHECKING:
@@ -39,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--result-json", "--result_path", dest="result_json", type=Path,
         help="write the JSON result")  # fmt: skip
     add("--export-verdicts", type=Path, help="write one JSON line per sample with its verdict")
+    add("--require-complete", action="store_true",
+        help="exit 6 when any run is incomplete, once the table and the outputs are written "
+        "(for pipelines that must not publish partial figures)")  # fmt: skip
     add_follow(parser, "redrawing the table (and rewriting --result-json) at each refresh")
     add_eval_options(parser)
     parser.set_defaults(func=run)
@@ -80,18 +84,21 @@ def add_eval_options(parser: argparse.ArgumentParser) -> None:
         "the first in the file)")  # fmt: skip
     add("--model", help="the model of every run read (report: not the baseline's; default: "
         "the run spec's, else the rows', else the nearest folder not a benchmark's)")  # fmt: skip
+    add("--model-date", metavar="YYYY-MM-DD",
+        help="the model's date, for runs whose spec records none: the score over the contests "
+        "held after it is shown beside the score over all")  # fmt: skip
     add("--no-progress", action="store_true", help="no progress display")
 
 
 def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> EvalOptions:
     """Check the flags and turn them into `EvalOptions` (a value out of its bounds names its
     flag)."""
-    paths = list(args.paths) + list(args.input_path)
+    paths = named_paths(args)
     if not paths:
         raise UsageError("give at least one generation file, folder or glob")
     if args.cache and args.no_cache:
         raise UsageError("--cache and --no-cache do not go together")
-    if args.cache and args.cache.name.endswith(".spec.json"):  # it made the run unreadable
+    if args.cache and args.cache.name.endswith(SPEC_SUFFIX):  # it made the run unreadable
         raise UsageError(f"--cache {args.cache}: a run spec's name; name a .jsonl file")
     keys = RowKeys(
         answer=args.answer_key, response=args.response_key, id=args.id_key, lm_filter=args.lm_filter
@@ -109,6 +116,7 @@ def options_from_args(args: argparse.Namespace, keep_texts: bool = False) -> Eva
         keep_texts=keep_texts,
         policy=args.policy,
         model=args.model or None,
+        model_date=args.model_date,
     )
 
 
@@ -153,8 +161,11 @@ def evaluate(args: argparse.Namespace, keep_texts: bool = False) -> EvalResult:
 def refuse_overwrite(
     outputs: dict[str, Path | None], results: list[EvalResult], cache: Path | None
 ) -> None:
-    """An output flag naming a file the run read or keeps (a generation file, its run spec or
-    verdict cache) is refused before anything is written: it would be replaced."""
+    """An output flag (`--result-json`, `--export-verdicts`, report's `--out`) naming a file
+    the run read or keeps (a generation file, its run spec or verdict cache), or any file
+    holding JSON rows, a run spec, verdicts or a JSON document other than an output's own
+    (told by its content, not its name: `files.file_kind`), is refused before anything is
+    written: it would be replaced."""
     kept = {os.path.realpath(cache)} if cache else set()
     for result in results:
         for file in (f for run in result.runs for f in run.files):
@@ -162,11 +173,17 @@ def refuse_overwrite(
     for flag, path in outputs.items():
         if path is not None and os.path.realpath(path) in kept:
             raise UsageError(f"{flag} {path}: a file this run reads or keeps; it would be replaced")
+        kind = file_kind(path) if path is not None else None
+        if kind is not None and kind not in OWN_OUTPUTS:
+            raise UsageError(
+                f"{flag} {path}: holds {kind}, which an output never replaces; name another file"
+            )
 
 
 def _score(args: argparse.Namespace) -> ScoreReport:
     """Evaluate, then write the JSON result and the verdict export (each whole: a script
-    watching them never reads half a file); the figures alone are kept."""
+    watching them never reads half a file); the figures alone are kept, to be shown: every
+    name in them (models, files, subjects, settings) made printable (`printable_copy`)."""
     result = evaluate(args)
     outputs = {"--result-json": args.result_json, "--export-verdicts": args.export_verdicts}
     refuse_overwrite(outputs, [result], args.cache)
@@ -174,15 +191,37 @@ def _score(args: argparse.Namespace) -> ScoreReport:
         write_json_atomic(args.result_json, result.report)
     if args.export_verdicts:
         export_verdicts(args.export_verdicts, result)
-    return result.report
+    return printable_copy(result.report)
 
 
 def run(args: argparse.Namespace) -> int:
     """Judge, write the outputs, then print the table (a reader that closes stdout early, as
-    `| head` does, loses nothing and is no error); with --follow, again at every refresh."""
+    `| head` does, loses nothing and is no error); with --follow, again at every refresh.
+    With --require-complete, a run still incomplete at the end is an error (exit 6)."""
     interval = check_follow(args)
+    shown: list[ScoreReport] = []
+
+    def score(flags: argparse.Namespace) -> ScoreReport:
+        shown[:] = [_score(flags)]
+        return shown[0]
+
     if interval is not None:
         args.no_progress = True  # the refreshes are the progress
-        return follow(interval, lambda: _score(args), print_report)
-    print_report(_score(args))
-    return 0
+        code = follow(interval, lambda paths: score(with_paths(args, paths)), print_report,
+                      named_paths(args), args.wait)  # fmt: skip
+    else:
+        print_report(score(args))
+        code = 0
+    if code == 0 and args.require_complete and shown:
+        require_complete(shown[0])
+    return code
+
+
+def require_complete(report: ScoreReport) -> None:
+    """Raise `PartialError` when a run of the report lacks samples (the table names them)."""
+    incomplete = sum(not task.complete for task in report.tasks)
+    if incomplete:
+        raise PartialError(
+            f"--require-complete: {incomplete} of {len(report.tasks)} runs are incomplete "
+            "(named under the table), so these figures are not final"
+        )

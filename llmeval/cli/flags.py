@@ -20,15 +20,22 @@ _BOUNDS = {
 }
 
 
-def from_flags(model: type[M], /, flag_prefix: str = "", **values: Any) -> M:
+def from_flags(
+    model: type[M],
+    /,
+    flag_prefix: str = "",
+    flag_names: dict[str, str] | None = None,
+    **values: Any,
+) -> M:
     """`model(**values)`, or a `UsageError` naming the flag of the first value it refuses (a
-    field's flag is `flag_prefix` and its name with dashes: `n_samples` is `--n-samples`)."""
+    field's flag is its `flag_names` entry, else `flag_prefix` and its name with dashes:
+    `n_samples` is `--n-samples`)."""
     try:
         return model(**values)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         name = str(error["loc"][0])
-        flag = "--" + (flag_prefix + name).replace("_", "-")
+        flag = (flag_names or {}).get(name) or "--" + (flag_prefix + name).replace("_", "-")
         field = model.model_fields.get(name)
         bounds = _bounds(field.metadata, field.json_schema_extra) if field else ""
         if bounds and error["type"] in ("greater_than", "greater_than_equal", "less_than",

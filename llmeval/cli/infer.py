@@ -11,13 +11,15 @@ from pathlib import Path
 
 from llmeval.cli.flags import from_flags
 from llmeval.client.endpoints import ClientConfig, normalize_base_url
+from llmeval.client.tools import FENCES, TOOL_FIELDS
 from llmeval.errors import UsageError
 from llmeval.infer.options import InferOptions
 from llmeval.problems import InputKeys
 from llmeval.records import Generation
+from llmeval.runs.pairs import Shard, parse_shard, slurm_shard
 from llmeval.sampling import Sampling
-from llmeval.shards import Shard, parse_shard, slurm_shard
-from llmeval.tasks import MATH_TEMPLATE, TASKS, get_task, task_from_filename, unknown_task
+from llmeval.tasks import MATH_TEMPLATE, get_task, task_from_filename, task_names, unknown_task
+from llmeval.transcripts import ToolSettings
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 log = logging.getLogger("llmeval")
@@ -31,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="One request and one output line per (problem, sample); reruns resume.",
     )
     add = p.add_argument  # each flag's dest is its first spelling's (`--n-samples`: n_samples)
-    add("--input", "--input_file", required=True, help="problems JSONL")
+    add("--input", "--input_file", help="problems JSONL (default: the --task's own problems)")
     add("--output", "--output_file", required=True, help="generations JSONL")
     add("--base-url", "--base_url", action="append",
         help=f"server URL, repeatable (default $LLMEVAL_BASE_URL or {DEFAULT_BASE_URL})",
@@ -69,6 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--shard", metavar="K/N",
         help="ask only for shard K of N's samples, into <output>.shards/K-of-N.jsonl; auto: "
         "the Slurm array task's (the default inside one); none: the whole run")  # fmt: skip
+    _add_tool_flags(p)
     add("--api-key", "--api_key", help="bearer token (default $OPENAI_API_KEY)")
     add("--stream", action=argparse.BooleanOptionalAction, default=True,
         help="stream responses (SSE); --no-stream for servers without it")  # fmt: skip
@@ -79,6 +82,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add("--response_key", help="upstream: also write the text under this key")
     add("--http", help=argparse.SUPPRESS)  # removed: one HTTP stack; a clear error below
     add("--force", action="store_true", help="resume even though parameters changed")
+    add("--model-date", metavar="YYYY-MM-DD",
+        help="the model's date (its release or training cut-off), kept in the run spec: eval "
+        "shows its score over the contests held after it")  # fmt: skip
     add("--progress", choices=["auto", "bar", "plain"], default="auto")
     add("--progress-interval", type=float, default=5.0, help="seconds between plain lines")
     p.set_defaults(func=run)
@@ -99,11 +105,18 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
             f"--system_prompt_type {args.system_prompt_type!r} is not known here; "
             "pass the text with --system-prompt"
         )
-    task = get_task(args.task) if args.task else task_from_filename(args.input)
+    task = get_task(args.task) if args.task else None
     if args.task and task is None:
         raise UsageError("--task: " + unknown_task(args.task))
+    problems = args.input
+    if problems is None:
+        if task is None or task.data_file is None:
+            raise UsageError("give the problems: --input FILE, or --task NAME of a task that "
+                             "has its own (llmeval tasks lists them)")  # fmt: skip
+        problems = str(task.data_file)
+    task = task or task_from_filename(problems)
     if task is None:
-        _warn_no_task(args.input, bool(args.prompt_template))
+        _warn_no_task(problems, bool(args.prompt_template))
     key = args.api_key or os.environ.get("OPENAI_API_KEY") or None
     client = from_flags(
         ClientConfig, base_urls=urls, api_key=key, stream=args.stream, timeout=args.timeout,
@@ -115,7 +128,7 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
     shard, shard_source = _shard(args.shard, os.environ)
     return from_flags(
         InferOptions,
-        input=args.input,
+        input=problems,
         output=args.output,
         client=client,
         sampling=_sampling(args, template),
@@ -129,7 +142,50 @@ def options_from_args(args: argparse.Namespace) -> InferOptions:
         progress_interval=args.progress_interval,
         shard=shard,
         shard_source=shard_source,
+        tools=_tools(args),
+        model_date=args.model_date,
     )
+
+
+def _add_tool_flags(p: argparse.ArgumentParser) -> None:
+    """The flags of models that run Python while they reason (docs/tools.md)."""
+    add = p.add_argument
+    add("--tools", choices=["python"], help="offer the model a Python tool (sandboxed)")
+    add("--tool-protocol", choices=["native", "inline"],
+        help="native: OpenAI function calling (default); inline: ```python blocks")  # fmt: skip
+    add("--tool-fences", choices=sorted(FENCES), help="inline: the model family's fences (qwen)")
+    add("--max-tool-calls", type=int, metavar="N", help="calls per sample (default 8)")
+    add("--tool-timeout", type=float, metavar="S", help="CPU seconds per call (default 10)")
+    add("--tool-memory", type=int, metavar="MB", help="memory per call (default 2048)")
+    add("--tool-output-chars", type=int, metavar="N",
+        help="of a call's output the model sees, head and tail (default 4000)")  # fmt: skip
+    add("--tool-state", choices=["stateless", "replay"],
+        help="replay: rerun a sample's earlier successful blocks before each call")  # fmt: skip
+    add("--sandbox-cmd", metavar="PREFIX", help="run each call under this command (a container)")
+
+
+_TOOL_FLAGS = {"protocol": "tool_protocol", "fences": "tool_fences", "max_calls": "max_tool_calls",
+               "timeout_s": "tool_timeout", "memory_mb": "tool_memory",
+               "output_chars": "tool_output_chars", "state": "tool_state",
+               "sandbox_cmd": "sandbox_cmd"}  # fmt: skip
+
+
+def _tools(args: argparse.Namespace) -> ToolSettings | None:
+    """`--tools` and its limits as `ToolSettings`; tool flags without --tools are refused."""
+    given = {name: getattr(args, dest) for name, dest in _TOOL_FLAGS.items()}
+    given = {name: value for name, value in given.items() if value is not None}
+    if args.tools is None:
+        if given:
+            flag = "--" + _TOOL_FLAGS[next(iter(given))].replace("_", "-")
+            raise UsageError(f"{flag} needs --tools python")
+        return None
+    extra = json.loads(args.extra_body or "{}")
+    if isinstance(extra, dict) and (own := [k for k in TOOL_FIELDS if k in extra]):
+        raise UsageError(f"--extra-body may not set {own[0]!r} with --tools: the tool loop sets it")
+    if given.get("fences") and given.get("protocol") != "inline":
+        raise UsageError("--tool-fences needs --tool-protocol inline")
+    flags = {name: "--" + dest.replace("_", "-") for name, dest in _TOOL_FLAGS.items()}
+    return from_flags(ToolSettings, flag_names=flags, tools=args.tools, **given)
 
 
 # What a generation row holds (llmeval's fields) and what eval reads from other harnesses' rows
@@ -150,7 +206,7 @@ def _check_response_key(key: str | None) -> None:
 
 def _warn_no_task(path: str, own_template: bool) -> None:
     """No task in the input's name nor --task: what eval will make of the run."""
-    known = f"{', '.join(TASKS)}, math"
+    known = f"{', '.join(task_names())}, math"
     if own_template:
         then = "eval will need --task NAME (math: boxed answers checked as math)"
     else:

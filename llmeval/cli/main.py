@@ -18,9 +18,10 @@ from collections.abc import Iterator, Sequence
 from types import ModuleType
 
 from llmeval import __version__
-from llmeval.errors import EXIT_INTERRUPTED, LlmevalError, redact
+from llmeval.errors import EXIT_INTERRUPTED, LlmevalError
+from llmeval.terminal import printable_line
 
-COMMANDS = ("infer", "eval", "report")
+COMMANDS = ("infer", "eval", "report", "task", "tasks")
 
 log = logging.getLogger("llmeval")
 
@@ -64,12 +65,13 @@ def import_holding_ctrl_c(name: str) -> ModuleType:
 
 
 class _StderrHandler(logging.Handler):
-    """Writes to whatever `sys.stderr` is at the time of each message (not at set-up), any
-    password in a URL written `***` (a safety net: URLs are shown through `display_url`)."""
+    """Writes to whatever `sys.stderr` is at the time of each message (not at set-up), one
+    line each, through the last filter (`printable_line`): no password, key or bearer token, no
+    control character a file or a server put in a name."""
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            print(redact(self.format(record)), file=sys.stderr)
+            print(printable_line(self.format(record)), file=sys.stderr)
         except Exception:
             self.handleError(record)
 
@@ -107,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with fewer_collections():
             return int(args.func(args))
     except LlmevalError as exc:
-        print(f"llmeval {args.command}: error: {redact(str(exc))}", file=sys.stderr)
+        print(f"llmeval {args.command}: error: {printable_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"llmeval {args.command}: interrupted", file=sys.stderr)

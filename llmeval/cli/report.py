@@ -11,12 +11,14 @@ from pathlib import Path
 
 from llmeval import __version__
 from llmeval.cli.eval import add_eval_options, evaluate, refuse_overwrite
-from llmeval.cli.follow import add_follow, check_follow, follow, stamp
+from llmeval.cli.follow import add_follow, check_follow, follow, named_paths, stamp, with_paths
 from llmeval.errors import UsageError
-from llmeval.evaluate.labels import shard_layout
+from llmeval.evaluate.headline import cache_notes
 from llmeval.files import atomic_file
 from llmeval.records import ScoreReport, TaskScore
 from llmeval.report.tokens import Prices
+from llmeval.runs.names import shard_layout
+from llmeval.terminal import printable_copy
 
 log = logging.getLogger("llmeval")
 
@@ -92,11 +94,15 @@ def run(args: argparse.Namespace) -> int:
         return 0
     args.no_progress = True
     refreshed = f"; llmeval report --follow rewrites it every {interval:g} s"
-    return follow(interval, lambda: _write(args, prices, refreshed), lambda _: None)
+    return follow(
+        interval, lambda paths: _write(with_paths(args, paths), prices, refreshed),
+        lambda _: None, named_paths(args), args.wait,
+    )  # fmt: skip
 
 
 def _write(args: argparse.Namespace, prices: Prices | None, refreshed: str = "") -> ScoreReport:
-    """Evaluate, build and write the report once; its figures alone are kept."""
+    """Evaluate, build and write the report once; its figures alone are kept, to be shown
+    (`--follow`'s lines), every name in them made printable."""
     started = time.monotonic()
     result = evaluate(args, keep_texts=True)
     # the HTML side loads when `report` runs, not for every command
@@ -104,14 +110,15 @@ def _write(args: argparse.Namespace, prices: Prices | None, refreshed: str = "")
     from llmeval.report.html import render_report
     from llmeval.report.inputs import run_from_eval, tell_apart
 
-    current = run_from_eval(result, args.label)
+    current, cache = run_from_eval(result, args.label), result.report.cache
+    notes = cache_notes(cache)  # verdicts used that llmeval did not write here
     meta = {
         "model": current.label,
         "files": ", ".join(_files(score) for score in result.report.tasks),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "llmeval": result.report.llmeval_version or __version__,
         "verifier": result.report.verifier,
-        "verdicts": f"{result.report.cache.hits} cached, {result.report.cache.new} verified now",
+        "verdicts": "; ".join([f"{cache.hits} cached, {cache.new} verified now", *notes]),
     }
     incomplete = sum(not score.complete for score in result.report.tasks)
     if incomplete:
@@ -135,4 +142,4 @@ def _write(args: argparse.Namespace, prices: Prices | None, refreshed: str = "")
         "report: %s (%.1f MB, %d samples, %.1f s)",
         args.out, len(page) / 1e6, len(current.samples), time.monotonic() - started,
     )  # fmt: skip
-    return result.report
+    return printable_copy(result.report)

@@ -42,7 +42,7 @@ from llmeval.client.protocol import (
     parse_completion,
     raise_for_status,
 )
-from llmeval.errors import ServerError, UsageError
+from llmeval.errors import ServerError, UsageError, hide_secret
 from llmeval.records import ServerInfo
 
 log = logging.getLogger("llmeval")
@@ -68,6 +68,7 @@ class ChatClient:
         }
         if config.api_key:
             headers["authorization"] = f"Bearer {config.api_key}"
+            hide_secret(config.api_key)  # a gateway may quote it back in an error
         if transport is None:
             https = any(ep.url.startswith("https") for ep in self.endpoints)
             limits = httpx.Limits(max_connections=max(100, config.max_workers))
@@ -154,12 +155,13 @@ class ChatClient:
 
         return [asyncio.create_task(worker()) for _ in range(self.config.max_workers)]
 
-    async def complete(self, body: bytes) -> Reply:
-        """One completion for `body`, retried with capped, jittered exponential backoff."""
+    async def complete(self, body: bytes, prefer: str | None = None) -> Reply:
+        """One completion for `body`, retried with capped, jittered exponential backoff; at
+        the endpoint `prefer` while it answers (a conversation's turns)."""
         cfg = self.config
         last: Endpoint | None = None
         for attempt in range(cfg.max_retries + 1):
-            ep = pick(self.endpoints, last)
+            ep = pick(self.endpoints, last, prefer)
             start = time.perf_counter()
             try:
                 reply = await self._once(ep, body, start)

@@ -74,10 +74,15 @@ class Endpoint:
         self.unreachable = False
 
 
-def pick(endpoints: list[Endpoint], avoid: Endpoint | None) -> Endpoint:
-    """The least-loaded endpoint not set aside, preferring another than `avoid`."""
+def pick(endpoints: list[Endpoint], avoid: Endpoint | None, prefer: str | None = None) -> Endpoint:
+    """The least-loaded endpoint not set aside, preferring another than `avoid`; `prefer`
+    (the endpoint of a conversation's earlier turns: its prefix is cached there) while it is
+    not set aside and not the one that just failed."""
     now = time.monotonic()
     live = [e for e in endpoints if e.down_until <= now]
+    for e in live:
+        if e.url == prefer and e is not avoid:
+            return e
     choice = [e for e in live if e is not avoid] or live
     if not choice:
         return min(endpoints, key=lambda e: e.down_until)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import unicodedata
 from typing import Any
 
 import httpx
+
+from llmeval.terminal import printable
 
 MAX_TEXT = 120  # characters kept of any one string
 VERSION_BYTES = 4096  # a longer /version answer is not a version
@@ -21,8 +22,7 @@ def short_text(value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         return None
     text = str(value)[: 4 * MAX_TEXT]
-    text = "".join(" " if unicodedata.category(c)[0] == "C" else c for c in text)
-    text = " ".join(text.split())
+    text = " ".join(printable(text).split())
     if len(text) > MAX_TEXT:
         text = text[: MAX_TEXT - 3] + "..."
     return text or None

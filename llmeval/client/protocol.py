@@ -10,6 +10,9 @@ from typing import Any
 
 from pydantic_core import from_json
 
+from llmeval.client.messages import MalformedText, clean_text, message_texts
+from llmeval.client.tools import ToolCallDeltas, tool_calls_of
+from llmeval.errors import redact
 from llmeval.jsonl import loads_text
 from llmeval.records import token_count
 from llmeval.sampling import Sampling
@@ -46,9 +49,8 @@ class Transient(Exception):
         self, message: str, retry_after: float = 0.0, connect: bool = False, dropped: bool = False
     ) -> None:
         super().__init__(message)
-        self.retry_after, self.connect = retry_after, connect
-        # a kept-alive connection the server had closed, found before any answer: retry at once
-        self.dropped = dropped
+        # dropped: a kept-alive connection the server had closed, found before any answer
+        self.retry_after, self.connect, self.dropped = retry_after, connect, dropped
 
 
 class MalformedResponse(Transient):
@@ -60,7 +62,7 @@ class StreamError(Transient):
 
 
 def build_body(
-    model: str, messages: list[dict[str, str]], sampling: Sampling, *, seed: int, stream: bool
+    model: str, messages: list[dict[str, Any]], sampling: Sampling, *, seed: int, stream: bool
 ) -> bytes:
     """The JSON body of one chat request asking for one completion with `seed`."""
     body: dict[str, Any] = {"model": model, "messages": messages, "n": 1}
@@ -75,22 +77,13 @@ def build_body(
     return json.dumps(body | sampling.extra_body, ensure_ascii=False).encode()
 
 
-def clean_text(text: str) -> str:
-    """Text safe to store: valid surrogate pairs joined, lone surrogates replaced by U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
-
-
 def is_context_error(status: int, message: str) -> bool:
     """A 400-class rejection because the prompt plus max_tokens exceed the model's context."""
     return status in (400, 413, 422) and bool(_CONTEXT.search(message))
 
 
 def error_message(raw: bytes, limit: int = 300) -> str:
-    """The server's error message from an error body, on one line."""
+    """The server's error message from an error body, on one line, secrets hidden (`redact`)."""
     text = raw.decode("utf-8", "replace")
     try:
         data = loads_text(raw)
@@ -104,7 +97,7 @@ def error_message(raw: bytes, limit: int = 300) -> str:
             text = inner
         elif "detail" in data:
             text = str(data["detail"])
-    text = " ".join(text.split())
+    text = redact(" ".join(text.split()))
     return text[:limit] + ("..." if len(text) > limit else "")
 
 
@@ -140,28 +133,10 @@ class Reply:
     latency_s: float | None = None
     cut_by: str | None = None  # "max_reply_bytes": the reply was cut at the size cap
     bad_usage: bool = False  # a token count that was not sane was dropped
+    tool_calls: list[dict[str, str]] = field(default_factory=list)  # [{id, name, arguments}]
 
 
 CUT = "max_reply_bytes"
-
-
-def _text_of(value: Any) -> str:
-    """Message text: a string, or the text parts of a list of content parts."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "".join(
-            p["text"] for p in value if isinstance(p, dict) and isinstance(p.get("text"), str)
-        )
-    raise MalformedResponse(f"message text is a {type(value).__name__}")
-
-
-def _texts(message: dict[str, Any]) -> tuple[str, str]:
-    """The content and the reasoning (either field name) of a message or a stream delta."""
-    reasoning = message.get("reasoning_content") or message.get("reasoning")
-    return _text_of(message.get("content")), _text_of(reasoning)
 
 
 def _usage_into(reply: Reply, usage: Any) -> None:
@@ -192,11 +167,15 @@ def parse_completion(raw: bytes, cut: bool = False) -> Reply:
         choice = next((c for c in data["choices"] if c.get("index", 0) == 0), None)
         if choice is None:
             raise MalformedResponse("malformed completion (no choice of index 0)")
-        text, reasoning = _texts(choice["message"])
+        text, reasoning = message_texts(choice["message"])
+        calls = tool_calls_of(choice["message"])
+    except MalformedText as exc:
+        raise MalformedResponse(str(exc)) from None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise MalformedResponse(f"malformed completion ({type(exc).__name__}: {exc})") from None
     finish = "length" if cut else choice.get("finish_reason")
     reply = Reply(clean_text(text), clean_text(reasoning) or None, cut_by=CUT if cut else None)
+    reply.tool_calls = calls
     reply.finish_reason = None if finish is None else str(finish)
     reply.system_fingerprint = data.get("system_fingerprint")
     _usage_into(reply, data.get("usage"))
@@ -224,6 +203,7 @@ class StreamParser:
     _buf: bytes = b""
     _text: list[str] = field(default_factory=list)
     _reasoning: list[str] = field(default_factory=list)
+    _calls: ToolCallDeltas = field(default_factory=ToolCallDeltas)
     _size: int = 0
     reply: Reply = field(default_factory=Reply)
     done: bool = False
@@ -261,6 +241,8 @@ class StreamParser:
             self.reply.system_fingerprint = event.get("system_fingerprint")
         try:
             self._choices(event.get("choices") or ())
+        except MalformedText as exc:
+            raise MalformedResponse(str(exc)) from None
         except (AttributeError, TypeError) as exc:
             raise MalformedResponse(f"malformed stream event ({exc})") from None
 
@@ -269,7 +251,9 @@ class StreamParser:
             if choice.get("index", 0) != 0 or self.reply.finish_reason is not None:
                 continue  # another completion (n=1 ignored), or text after this one finished
             self.saw_choice = True
-            content, reasoning = _texts(choice.get("delta") or {})
+            delta = choice.get("delta") or {}
+            content, reasoning = message_texts(delta)
+            self._size += self._calls.add(delta.get("tool_calls"))
             if (content or reasoning) and self.reply.ttft_s is None and self.now is not None:
                 self.reply.ttft_s = self.now() - self.started
             if content:
@@ -295,6 +279,7 @@ class StreamParser:
             cut = "before its finish" if not self.done else "without a finish_reason"
             raise MalformedResponse(f"stream ended {cut}")
         self.reply.text = clean_text("".join(self._text))
+        self.reply.tool_calls = self._calls.done()
         if self._reasoning:
             self.reply.reasoning = clean_text("".join(self._reasoning))
         return self.reply

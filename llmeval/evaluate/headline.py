@@ -7,12 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from llmeval.records import TaskScore
+from llmeval.records import CacheStats, TaskScore
 
 
-def pct(value: float | None) -> str:
-    """0.4567 -> '45.7'; missing -> 'n/a'."""
-    return "n/a" if value is None else f"{100 * value:.1f}"
+def pct(value: float | None, digits: int = 1) -> str:
+    """0.4567 -> '45.7': the one percent of every screen; missing (or NaN) -> 'n/a'."""
+    if value is None or value != value:
+        return "n/a"
+    return f"{100 * value:.{digits}f}"
 
 
 def pct_err(value: float | None, err: float | None) -> str:
@@ -28,8 +30,8 @@ def other_policy(policy: str) -> str:
 def title(policy: str) -> str:
     """What the columns hold, said once above (eval) or under (report) the table."""
     return (
-        "percent; acc = avg@n ± clustered stderr; pass@k and maj@k at each run's largest k (@k); "
-        f"{policy} policy"
+        "percent; acc = avg@n ± clustered stderr; pass@k, pass^k (all k right) and maj@k at each "
+        f"run's largest k (@k); {policy} policy"
     )
 
 
@@ -52,6 +54,11 @@ def _pass(score: TaskScore) -> str:
     return f"{pct(score.pass_at_k[k])} @{k}" if k else "n/a"
 
 
+def _pass_hat(score: TaskScore) -> str:
+    k = _largest_k(score.pass_at_k)
+    return pct(score.pass_hat_k.get(k)) if k else "n/a"
+
+
 def _maj(score: TaskScore) -> str:
     k = _largest_k(score.pass_at_k)
     return pct(score.maj_at_k.get(k)) if k else "n/a"
@@ -59,8 +66,9 @@ def _maj(score: TaskScore) -> str:
 
 def columns(scores: Sequence[TaskScore], policy: str) -> list[Column]:
     """The figures of every run, in percent: accuracy ± stderr under `policy` and the other
-    policy's beside it, the judge's (where some run was judged), pass@k and maj@k at each run's
-    largest k, the no-answer share, timeouts, the truncated share, complete or how many missing."""
+    policy's beside it, the judge's (where some run was judged), pass@k, pass^k and maj@k at each
+    run's largest k, the no-answer share, timeouts, the truncated share, complete or how many
+    missing."""
     other = other_policy(policy)
     judge = Column("judge", lambda s: pct(s.judge.accuracy if s.judge else None))
     return [
@@ -68,6 +76,7 @@ def columns(scores: Sequence[TaskScore], policy: str) -> list[Column]:
         Column(other, lambda s: pct(s.policies.get(other))),
         *([judge] if any(s.judge for s in scores) else []),
         Column("pass@k", _pass),
+        Column("pass^k", _pass_hat),
         Column("maj@k", _maj),
         Column("no-ans", lambda s: pct(s.n_no_answer / (s.samples_scored or 1))),
         Column("t/o", lambda s: str(s.n_timeout)),
@@ -96,9 +105,18 @@ def notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
             )
         if score.mixed_settings:
             lines.append(f"mixed settings: {run}: {score.mixed_settings}")
+        if score.same_texts:
+            lines.append(f"settings that changed nothing?: {run}: {score.same_texts}")
+        if score.problems_on_earlier_statements:
+            lines.append(f"erratum: {len(score.problems_on_earlier_statements)} problems "
+                         "answered on their earlier statements: "
+                         f"{_ids(score.problems_on_earlier_statements)} ({run})")  # fmt: skip
         if score.n_copies:
-            lines.append(f"copies: {run}: {score.n_copies} rows copied earlier rows exactly: "
-                         "dropped, each sample counted once")  # fmt: skip
+            lines.append(f"copies: {run}: {score.n_copies} rows repeat earlier rows of their file "
+                         "(a file appended to itself?): each sample counted once")  # fmt: skip
+        if score.n_beyond_n:
+            lines.append(f"left out: {run}: {score.n_beyond_n} samples at a sample index beyond "
+                         f"the run spec's n = {score.n_samples}")  # fmt: skip
         if score.n_duplicates:
             lines.append(f"left out: {run}: {score.n_duplicates} rows under a (problem, sample "
                          "index) another row had (in another file, or with another text or "
@@ -108,6 +126,14 @@ def notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
                          "reason and stop mid-sentence or never close their reasoning: counted "
                          "as truncated")  # fmt: skip
     return lines
+
+
+def _ids(ids: list[str]) -> str:
+    """Problem ids in a line, a prefix they share said once: `aime24/71, 74, 88`."""
+    prefix = ids[0].rpartition("/")[0] + "/" if "/" in ids[0] else ""
+    if not prefix or not all(i.startswith(prefix) for i in ids):
+        return ", ".join(ids)
+    return ", ".join([ids[0], *(i.removeprefix(prefix) for i in ids[1:])])
 
 
 def token_notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
@@ -123,3 +149,14 @@ def token_notes(scores: list[TaskScore], runs: list[str]) -> list[str]:
                 + " answer tokens per sample on average"
             )
     return lines
+
+
+def cache_notes(cache: CacheStats) -> list[str]:
+    """A line for each verdict cache that supplied verdicts llmeval did not write on this
+    machine (shipped with someone's results, forged, or from before caches were sealed)."""
+    return [
+        f"verdict cache {path}: {n} verdicts used that llmeval did not write on this machine (a "
+        "cache that came with the results, or an older one): --no-cache verifies every pair here"
+        for path, n in sorted(cache.foreign.items())
+        if n
+    ]

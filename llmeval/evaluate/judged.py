@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from llmeval.errors import ServerError, display_url
 from llmeval.evaluate.metrics import Outcome, group_by_problem, summarize
-from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate.reading import InputRun
 from llmeval.evaluate.samples import Sample
 from llmeval.evaluate.verdict_cache import VerdictCache
 from llmeval.judge.prompt import JUDGE_VERSION, judge_key

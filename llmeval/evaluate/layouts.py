@@ -1,24 +1,26 @@
 """Other harnesses' files as they are written: each layout is recognised by its first row and its
 rows are given the fields the sample reader knows (`gen`, `answer`, `problem_id`, `prompt`),
 keeping their own: lm-evaluation-harness `samples_*.jsonl` (a row per document and filter),
-SkyThought `results.json` (one JSON document), NeMo-Skills `output-rs<seed>.jsonl`, LIMO
-(`generated_responses`), the Qwen2.5-Math harness (`code`). `RowKeys` name the fields (`doc.ID`
-reads a nested one); the field readers say what to do with a field that is not one."""
+SkyThought's result files (one JSON document: `skythought.py`), NeMo-Skills
+`output-rs<seed>.jsonl`, LIMO (`generated_responses`), the Qwen2.5-Math harness (`code`).
+`RowKeys` name the fields (`doc.ID` reads a nested one, `doc.id` too); the field readers say
+what to do with a field that is not one."""
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from llmeval.errors import InputError, UsageError
-from llmeval.files import read_file, without_bom
-from llmeval.jsonl import iter_lines, loads_text, read_dicts
+from llmeval.evaluate import skythought
+from llmeval.jsonl import read_dicts
 from llmeval.records import token_count
 
 log = logging.getLogger("llmeval")
@@ -28,18 +30,65 @@ Row = dict[str, Any]
 
 def nested(row: Row, key: str) -> Any:
     """The value of `key` in a row, a dotted key (`doc.ID`, `resps.0`) reading nested objects
-    and lists; `MISSING` when there is none."""
+    and lists, a name matching the one key that differs from it only in case (lm-eval's aime24
+    documents hold `ID`, its aime25 ones `id`); `MISSING` when there is none."""
     if key in row:
         return row[key]
     value: Any = row
     for part in key.split("."):
-        if isinstance(value, dict) and part in value:
+        if isinstance(value, dict):
+            if part not in value:
+                alike = [k for k in value if isinstance(k, str) and k.casefold() == part.casefold()]
+                if len(alike) != 1:
+                    return MISSING
+                part = alike[0]
             value = value[part]
-        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+        elif (
+            isinstance(value, list) and part.isascii() and part.isdigit() and int(part) < len(value)
+        ):
             value = value[int(part)]
         else:
             return MISSING
     return value
+
+
+class HarnessRow(dict[str, Any]):
+    """A harness's row with the reader's fields added; `written`: the keys its file wrote."""
+
+    written: frozenset[str] = frozenset()
+
+
+def as_written(row: Row, written: Iterable[str] | None = None) -> HarnessRow:
+    """A harness's row, remembering the keys its file wrote (`written`, default its own)."""
+    out = HarnessRow(row)
+    out.written = frozenset(row if written is None else written)
+    return out
+
+
+def row_keys(row: Row, most: int = 40) -> str:
+    """The keys a row has as its file wrote them, nested ones dotted (`doc.ID`), in file order:
+    what an error lists for the flags to name."""
+    found: list[str] = []
+    written = getattr(row, "written", None)
+    pending = [(k, v) for k, v in row.items() if written is None or k in written]
+    pending += [(k, None) for k in sorted(written or ()) if k not in row]
+    while pending and len(found) <= most:
+        key, value = pending.pop(0)
+        if isinstance(value, dict) and value and key.count(".") < 3:
+            pending[:0] = [(f"{key}.{k}", v) for k, v in value.items()]
+        else:
+            found.append(key)
+    return ", ".join(found[:most]) + (", ..." if len(found) > most else "")
+
+
+def no_fields(path: Path, lineno: int, row: Row, missing: list[str]) -> InputError:
+    """The error of a row lacking fields: each with its flag, and the keys the row has."""
+    return InputError(
+        path,
+        f"no field {', no field '.join(missing)} (the row has: {row_keys(row)}); name them "
+        "with those flags",
+        line=lineno,
+    )
 
 
 def _lm_eval(row: Row) -> Row:
@@ -63,25 +112,21 @@ def _lm_eval(row: Row) -> Row:
     return row
 
 
-def _nemo_skills(row: Row) -> Row:
-    """NeMo-Skills: `generation`, `expected_answer`, the problem's `id` and
-    `num_generated_tokens`."""
-    row.setdefault("gen", row.get("generation"))
-    row.setdefault("answer", row.get("expected_answer"))
+def _renamed(row: Row, gen: str, answer: str) -> Row:
+    """A harness's outputs and gold under the reader's names, its `id` the problem's: LIMO's
+    eval (`question`, `generated_responses`, `gold_answer`, `id`), NeMo-Skills (below)."""
+    row.setdefault("gen", row.get(gen))
+    row.setdefault("answer", row.get(answer))
     if "id" in row:
         row.setdefault("problem_id", row["id"])
+    return row
+
+
+def _nemo_skills(row: Row) -> Row:
+    """NeMo-Skills: `generation`, `expected_answer`, `id` and `num_generated_tokens`."""
     if "num_generated_tokens" in row:
         row.setdefault("usage", {"completion_tokens": row["num_generated_tokens"]})
-    return row
-
-
-def _limo(row: Row) -> Row:
-    """LIMO's eval: `question`, `generated_responses` (n outputs), `gold_answer`, `id`."""
-    row.setdefault("gen", row.get("generated_responses"))
-    row.setdefault("answer", row.get("gold_answer"))
-    if "id" in row:
-        row.setdefault("problem_id", row["id"])
-    return row
+    return _renamed(row, "generation", "expected_answer")
 
 
 def _qwen_math(row: Row) -> Row:
@@ -102,10 +147,11 @@ class Layout:
     normalise: Callable[[Row], Row]
 
 
+_LIMO = partial(_renamed, gen="generated_responses", answer="gold_answer")
 LAYOUTS = (
     Layout("lm-evaluation-harness samples", frozenset({"doc_id", "doc", "resps"}), _lm_eval),
     Layout("NeMo-Skills", frozenset({"generation", "expected_answer"}), _nemo_skills),
-    Layout("LIMO", frozenset({"generated_responses", "gold_answer"}), _limo),
+    Layout("LIMO", frozenset({"generated_responses", "gold_answer"}), _LIMO),
     Layout("Qwen2.5-Math harness", frozenset({"idx", "gt", "code"}), _qwen_math),
 )
 
@@ -128,10 +174,8 @@ class RowSource:
     filters: dict[str, int] = field(default_factory=dict)  # lm-eval filter -> rows
 
     def __iter__(self) -> Iterator[tuple[int, Row]]:
-        doc = _document(self.path)
-        if doc is not MISSING:
-            yield from self._entries(doc)
-            return
+        if (doc := skythought.document(self.path)) is not None:
+            return (yield from self._entries(doc))
         found: Layout | None = None
         first = True
         self.filters.clear()  # (a second pass counts them again)
@@ -145,23 +189,23 @@ class RowSource:
             if "filter" in row and not self._wanted(row["filter"]):
                 continue
             try:
-                yield lineno, found.normalise(row)
+                yield lineno, found.normalise(as_written(row))
             except ValueError as exc:
                 raise InputError(self.path, f"{found.name}: {exc}", line=lineno) from None
 
     def said(self) -> None:
-        """After reading: which harness wrote the file, which lm-eval filter's rows were read
-        (a --filter the file lacks is an error naming those it has)."""
+        """After reading: which harness wrote the file, which lm-eval filter's (SkyThought
+        temperature's) samples were read; a --filter the file lacks is an error."""
         if self.layout:
             log.info("%s: read as %s", self.path, self.layout)
+        what = "temperatures" if self.layout == skythought.LAYOUT else "filters"
         if self.filters and self.lm_filter not in self.filters:
-            raise UsageError(f"--filter {self.lm_filter}: {self.path} has the filters "
+            raise UsageError(f"--filter {self.lm_filter}: {self.path} has the {what} "
                              f"{', '.join(self.filters)}")  # fmt: skip
         if len(self.filters) > 1:
             others = ", ".join(repr(f) for f in self.filters if f != self.lm_filter)
-            log.info("%s: the rows of filter %r scored; those of %s hold the same outputs and "
-                     "are left out (--filter NAME picks another)", self.path, self.lm_filter,
-                     others)  # fmt: skip
+            log.info("%s: the samples of %s %r scored; those of %s are left out (--filter NAME "
+                     "picks another)", self.path, what[:-1], self.lm_filter, others)  # fmt: skip
 
     def _wanted(self, name: Any) -> bool:
         """lm-eval writes one row per (document, filter), alike but for the filter: the rows of
@@ -173,60 +217,16 @@ class RowSource:
         return name == self.lm_filter
 
     def _entries(self, doc: Any) -> Iterator[tuple[int, Row]]:
-        """A JSON document: SkyThought's results.json (problem -> its `responses`) is read;
-        anything else is refused with what to do."""
-        entries = list(doc.values()) if isinstance(doc, dict) else []
-        if not entries or not all(isinstance(e, dict) and "responses" in e for e in entries):
-            what = f"a list of {len(doc)} items" if isinstance(doc, list) else "an object"
-            raise InputError(
-                self.path,
-                f"one JSON document ({what}), not JSON Lines (one object per line); a list of "
-                f"rows as JSON Lines: jq -c '.[]' {self.path} > rows.jsonl",
-            )
-        self.layout = "SkyThought results.json"
-        log.info("%s: a SkyThought results.json (one JSON document, not JSON Lines): %d "
-                 "problems", self.path, len(entries))  # fmt: skip
-        for i, (key, entry) in enumerate(doc.items(), start=1):
-            yield i, _skythought(str(key), entry)
-
-
-def _skythought(key: str, entry: Row) -> Row:
-    """One problem of SkyThought's results.json: its `responses` ({content, correctness}) are
-    its samples, `token_usages` their token counts; the problem's id is its key."""
-    responses = entry["responses"]
-    if isinstance(responses, list):
-        entry.setdefault("gen", [r.get("content") if isinstance(r, dict) else r for r in responses])
-    usages = entry.get("token_usages")
-    if isinstance(usages, list):
-        entry["output_tokens"] = [u.get("completion_tokens") if isinstance(u, dict) else None
-                                  for u in usages]  # fmt: skip
-    entry.setdefault("problem_id", key)
-    return entry
-
-
-def _document(path: Path) -> Any:
-    """The file as one JSON document when it is one rather than JSON Lines (a `.json` name, a
-    first line holding a list, or a first line that is no JSON value while the whole file is
-    one: pretty-printed); else `MISSING`."""
-    if path.name.endswith(".json"):
-        return _parse_whole(path)
-    for _, body, _ in iter_lines(path):
-        try:
-            first = loads_text(body)
-        except (ValueError, UnicodeDecodeError):
-            try:
-                return _parse_whole(path)
-            except InputError:
-                return MISSING  # a bad line of JSON Lines: read_dicts names it
-        return first if isinstance(first, list) else MISSING
-    return MISSING
-
-
-def _parse_whole(path: Path) -> Any:
-    try:
-        return loads_text(without_bom(read_file(path), path))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(path, f"not valid JSON ({exc})") from None
+        """A SkyThought result file (of several temperatures, one: --filter, else the first)."""
+        skythought.check_results(doc, self.path)
+        self.layout = skythought.LAYOUT
+        self.filters = dict.fromkeys(skythought.temperatures(doc), 0)
+        if self.filters and self.lm_filter is None:
+            self.lm_filter = next(iter(self.filters))
+        log.info("%s: a SkyThought result file (one JSON document, not JSON Lines): %d "
+                 "problems", self.path, len(doc))  # fmt: skip
+        for number, written, row in skythought.rows(doc, lambda t: t == self.lm_filter):
+            yield number, as_written(row, written)
 
 
 def text_field(value: Any, what: str, path: Path, lineno: int) -> str:
@@ -263,6 +263,22 @@ def output_tokens(row: Row, position: int) -> int | None:
         return token_count(counts[position]) if position < len(counts) else None
     usage = row.get("usage")
     return token_count(usage.get("completion_tokens")) if isinstance(usage, dict) else None
+
+
+def token_counts(row: Row, position: int) -> tuple[int | None, int | None, int | None]:
+    """The completion tokens of a row's output at `position` (a harness's per-output counts,
+    else the row's `usage`), the reasoning tokens among them (ours record
+    `usage.reasoning_tokens`; a server's raw usage nests them in `completion_tokens_details`)
+    and the prompt tokens, each when it is a sane count (servers send garbage)."""
+    usage = row.get("usage")
+    if not isinstance(usage, dict):
+        return output_tokens(row, position), None, None
+    reasoning = usage.get("reasoning_tokens")
+    details = usage.get("completion_tokens_details")
+    if reasoning is None and isinstance(details, dict):
+        reasoning = details.get("reasoning_tokens")
+    prompt = token_count(usage.get("prompt_tokens"))
+    return output_tokens(row, position), token_count(reasoning), prompt
 
 
 class RowKeys(BaseModel):

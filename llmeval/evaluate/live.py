@@ -10,8 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from llmeval.evaluate.headline import pct, pct_err
-from llmeval.evaluate.labels import run_labels
 from llmeval.records import TaskScore
+from llmeval.runs.names import run_names
 
 NO_ROUND = "none yet"  # k = 0: some planned problem has no sample 0
 NO_ROUND_NOTE = (
@@ -41,8 +41,9 @@ def mean_cell(score: TaskScore) -> str:
     return value if score.complete else f"{value} (provisional)"
 
 
-def progress_table(scores: list[TaskScore]) -> Table:
-    """One row per run: coverage, complete rounds, avg@k ± stderr, the finished mean."""
+def progress_table(scores: list[TaskScore], names: list[str] | None = None) -> Table:
+    """One row per run (`names`: theirs among the runs shown beside them; default, among
+    these): coverage, complete rounds, avg@k ± stderr, the finished mean."""
     table = Table(
         title="runs in progress: percent",
         box=box.SIMPLE_HEAD,
@@ -53,7 +54,8 @@ def progress_table(scores: list[TaskScore]) -> Table:
     table.add_column("run", overflow="fold", min_width=16)
     for name in ("samples", "problems", "rounds", "avg@k ± se", "finished mean", "complete"):
         table.add_column(name, justify="right", no_wrap=True)
-    for score, label in zip(scores, run_labels(scores), strict=True):
+    names = names or [str(name) for name in run_names(scores)]
+    for score, label in zip(scores, names, strict=True):
         samples, problems = coverage(score)
         table.add_row(
             Text(label),  # a model name a server chose (`[/]`), never markup
@@ -67,18 +69,24 @@ def progress_table(scores: list[TaskScore]) -> Table:
     return table
 
 
+def progress_text(score: TaskScore) -> str:
+    """A run's coverage and figures in words: `120/240 samples, 30/30 problems, rounds 2/8:
+    avg@2 46.7 ± 7.0, finished mean 58.3 (provisional)` (eval --follow's lines, the report's
+    headline of a run in progress)."""
+    samples, problems = coverage(score)
+    k = score.rounds_complete
+    rounds = rounds_cell(score)
+    estimate = f"avg@{k} {rounds}" if rounds != NO_ROUND else f"avg@k {NO_ROUND}"
+    return (
+        f"{samples} samples, {problems} problems, rounds {k}/{score.n_samples}: {estimate}, "
+        f"finished mean {mean_cell(score)}"
+    )
+
+
 def progress_line(scores: list[TaskScore]) -> str:
-    """Every run in one plain line: `aime24 · m: 120/240 samples, 30/30 problems, rounds 2/8:
-    avg@2 46.7 ± 7.0, finished mean 58.3 (provisional)`, runs separated by ` | `."""
-    parts = []
-    for score, label in zip(scores, run_labels(scores), strict=True):
-        samples, problems = coverage(score)
-        k = score.rounds_complete
-        rounds = rounds_cell(score)
-        estimate = f"avg@{k} {rounds}" if rounds != NO_ROUND else f"avg@k {NO_ROUND}"
-        parts.append(
-            f"{label}: {samples} samples, {problems} problems, rounds {k}/{score.n_samples}: "
-            f"{estimate}, finished mean {mean_cell(score)}"
-            + ("; complete" if score.complete else "")
-        )
-    return " | ".join(parts)
+    """Every run in one plain line: `aime24 · m: ` and its `progress_text`, `; complete` once
+    it is, runs separated by ` | `."""
+    return " | ".join(
+        f"{label}: {progress_text(score)}" + ("; complete" if score.complete else "")
+        for score, label in zip(scores, [str(name) for name in run_names(scores)], strict=True)
+    )

@@ -1,7 +1,7 @@
-"""Pure statistics over per-sample outcomes: avg@n, both standard errors, pass@k, maj@k, and of
-a run in progress the complete-rounds estimate and the mean over finished samples. Problems are
-the unit: every figure is a mean over problems of a per-problem figure (its fraction correct).
-Formulas are written out in the README section "eval"."""
+"""Pure statistics over per-sample outcomes: avg@n, both standard errors, pass@k, pass^k, maj@k,
+and of a run in progress the complete-rounds estimate and the mean over finished samples.
+Problems are the unit: every figure is a mean over problems of a per-problem figure.
+Formulas are written out in docs/eval.md, section "Scores"."""
 
 from __future__ import annotations
 
@@ -48,6 +48,16 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return 1.0 - math.prod((n - c - i) / (n - i) for i in range(k))
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass^k: the chance that k samples drawn without replacement from n, c of them
+    correct, are all correct: C(c, k) / C(n, k), for k <= n ("solves it reliably")."""
+    if not 0 < k <= n:
+        raise ValueError(f"pass^{k} needs 1 <= k <= n = {n}")
+    if c < k:
+        return 0.0
+    return math.prod((c - i) / (n - i) for i in range(k))
 
 
 def _winning_class(labels: Sequence[str | None]) -> str | None:
@@ -140,16 +150,17 @@ class Summary:
     sample_stderr: float | None
     pass_at_k: dict[str, float]
     maj_at_k: dict[str, float]
+    pass_hat_k: dict[str, float]
 
 
 def summarize(groups: dict[str, list[Outcome]]) -> Summary:
-    """avg@n, both standard errors, pass@k and maj@k over the problems of `groups`."""
+    """avg@n, both standard errors, pass@k, maj@k and pass^k over the problems of `groups`."""
     present = [s for s in groups.values() if s]
     sizes = [len(s) for s in present]
     corrects = [sum(o.correct for o in s) for s in present]
     fractions = [c / n for c, n in zip(corrects, sizes, strict=True)]
     if not fractions:
-        return Summary(len(groups), None, None, None, {}, {})
+        return Summary(len(groups), None, None, None, {}, {}, {})
     ks = ks_up_to(min(sizes))
     counts = list(zip(sizes, corrects, strict=True))
     labels = [[o.label for o in s] for s in present]  # once for every k
@@ -160,6 +171,7 @@ def summarize(groups: dict[str, list[Outcome]]) -> Summary:
         sample_stderr=sample_stderr(fractions, sizes),
         pass_at_k={str(k): mean([pass_at_k(n, c, k) for n, c in counts]) for k in ks},
         maj_at_k={str(k): mean([_maj_of_labels(lab, k) for lab in labels]) for k in ks},
+        pass_hat_k={str(k): mean([pass_hat_k(n, c, k) for n, c in counts]) for k in ks},
     )
 
 

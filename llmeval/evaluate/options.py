@@ -10,7 +10,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from llmeval.evaluate.layouts import RowKeys
-from llmeval.evaluate.verdict_cache import cache_path_for
+from llmeval.runs.layout import cache_path
+from llmeval.tasks import IsoDate
 from llmeval.verify.pool import DEFAULT_MEMORY_MB
 from llmeval.verify.verifier import Policy
 
@@ -36,7 +37,8 @@ class EvalOptions(BaseModel):
     keep_texts: bool = False  # keep each sample's texts and timings (the report shows them)
     policy: Policy = "strict"
     model: str | None = None  # --model: the model of every run read (files from elsewhere)
+    model_date: IsoDate | None = None  # --model-date: the date of models whose specs have none
 
     def cache_file(self, path: Path) -> Path | None:
         """The verdict cache of a generation file (None: no cache)."""
-        return (self.cache or cache_path_for(path)) if self.use_cache else None
+        return (self.cache or cache_path(path)) if self.use_cache else None

@@ -1,22 +1,23 @@
-"""The problems a run was asked: the run spec's input file, else the task's data file. A file's
-problems are matched to them by id, else by their text inside the row's prompt; the match tells
-which problems have no sample at all, completes metadata (MATH-500 subject and level) and
-gives the current gold where a problem's rows hold another one."""
+"""The problems a run was asked: the run spec's input file, else the task's data file. A run's
+problems are matched to them (`runs.problems`: by id, by text, by an earlier statement) into a
+`Reference` record; applied, it tells which problems have no sample at all, leaves out those
+the task does not hold, completes metadata (MATH-500 subject and level) and gives the current
+gold where a problem's rows hold another one."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from functools import lru_cache
 from pathlib import Path
 
 from llmeval.errors import LlmevalError
 from llmeval.evaluate.discover import META_FIELDS
-from llmeval.evaluate.runs import InputRun, reread_run
+from llmeval.evaluate.reading import InputRun, Reference, reread_run
 from llmeval.evaluate.samples import Sample
-from llmeval.files import read_file
+from llmeval.files import file_sha256
 from llmeval.problems import InputKeys, load_problems
 from llmeval.records import Problem, RunSpec
+from llmeval.runs.problems import match_problems, statements, text_key
 
 log = logging.getLogger("llmeval")
 
@@ -47,7 +48,7 @@ def reference_problems(source: InputRun) -> tuple[Path, tuple[Problem, ...]] | N
         except (OSError, LlmevalError) as exc:
             if path != source.task.data_file:
                 why = exc.strerror if isinstance(exc, OSError) else exc
-                log.warning("%s: its run spec's input %s: %s", source.name, path, why)
+                log.warning("%s: its run spec's input %s: %s", source.where, path, why)
     return None
 
 
@@ -60,101 +61,87 @@ def _same_file(path: Path, mtime: float, spec: RunSpec | None) -> bool:
 
 @lru_cache(maxsize=8)
 def _sha256(path: Path, mtime: float) -> str:
-    return hashlib.sha256(read_file(path)).hexdigest()
+    return file_sha256(path)  # (cached by path and mtime: a run of shards asks per file)
 
 
-def squash(text: str) -> str:
-    """Text with every run of whitespace one space, none at either end: how problems are
-    compared across harnesses (one strips a leading newline, another joins lines)."""
-    return " ".join(text.split())
-
-
-def match_problems(problems: tuple[Problem, ...], texts: dict[str, str]) -> dict[str, str]:
-    """{file problem id: reference id} by equal ids, else by the reference problem's text
-    inside the file's problem text, whitespace squashed on both sides (another harness's prompt
-    around the same problem; the longest such text, so that a short problem inside another's
-    prompt does not win)."""
-    ids = {p.id for p in problems}
-    matched = {pid: pid for pid in texts if pid in ids}
-    by_text = sorted(
-        ((squash(p.problem or p.prompt or ""), p.id) for p in problems), key=lambda r: -len(r[0])
-    )
-    for pid, text in texts.items():
-        if pid not in matched and text:
-            text = squash(text)
-            found = next((rid for ref, rid in by_text if ref and ref in text), None)
-            if found is not None:
-                matched[pid] = found
-    return matched
+def match_reference(source: InputRun, found: tuple[Path, tuple[Problem, ...]] | None) -> Reference:
+    """How the run's problems match the problems it was asked (`found`: their file and
+    problems, `reference_problems`; None: no reference)."""
+    if found is None:
+        return Reference()
+    path, problems = found
+    pids = dict.fromkeys(s.problem_id for s in source.samples)
+    match = match_problems(problems, {pid: source.prompts.get(pid, "") for pid in pids})
+    covered = set(match.ids.values())
+    missing = [p.id for p in problems if covered and p.id not in covered]
+    return Reference(str(path), _sha256(path.resolve(), path.stat().st_mtime), match, missing)
 
 
 def apply_reference(source: InputRun) -> None:
-    """Match the file to its reference problems: the ones without a sample, metadata where
-    the rows lack it, and the current gold where rows hold another (a warning names them);
-    a problem no reference holds whose rows disagree is graded against its latest row's."""
+    """Match the run to its reference problems (`source.reference`) and apply it: problems the
+    task does not hold left out (when some match), the ones without a sample said, metadata
+    where the rows lack it, and the current gold where rows hold another."""
+    found = reference_problems(source)
+    source.reference = ref = match_reference(source, found)
+    by_id = {p.id: p for p in found[1]} if found else {}
+    _say_foreign(source, ref)
+    if ref.match.ids and ref.match.foreign:
+        source.drop_problems(set(ref.match.foreign))
+    if ref.missing:
+        log.warning(
+            "%s: %d of the %d problems of %s have no sample (the run is incomplete): %s",
+            source.where,
+            len(ref.missing),
+            len(by_id),
+            ref.file,
+            ", ".join(ref.missing[:10]),
+        )
     by_problem: dict[str, list[Sample]] = {}
     for sample in source.samples:
         by_problem.setdefault(sample.problem_id, []).append(sample)
     current: dict[str, str] = {}
     asked_alike: set[str] = set()  # the row's prompt holds the current problem's text
-    found = reference_problems(source)
-    if found is not None:
-        path, problems = found
-        source.reference = str(path), _sha256(path.resolve(), path.stat().st_mtime)
-        texts = {pid: source.prompts.get(pid, "") for pid in by_problem}
-        source.reference_ids = match_problems(problems, texts)
-        if not source.reference_ids:
-            log.warning(
-                "%s: none of its %d problems is in %s (by id or text): whether problems are "
-                "missing cannot be told",
-                source.name,
-                len(texts),
-                path,
-            )
-        _leave_out_foreign(source, by_problem, path)
-        covered = set(source.reference_ids.values())
-        source.problems_missing = [p.id for p in problems if covered and p.id not in covered]
-        if source.problems_missing:
-            missing = source.problems_missing
-            log.warning(
-                "%s: %d of the %d problems of %s have no sample (the run is incomplete): %s",
-                source.name,
-                len(missing),
-                len(problems),
-                path,
-                ", ".join(missing[:10]),
-            )
-        by_id = {p.id: p for p in problems}
-        for pid, rid in source.reference_ids.items():
-            current[pid] = by_id[rid].answer.strip()
-            text = by_id[rid].problem or by_id[rid].prompt
-            if text and squash(text) in squash(source.prompts.get(pid, "")):
-                asked_alike.add(pid)
-            extras = by_id[rid].extras
-            for sample in by_problem[pid]:
-                for name in META_FIELDS:
-                    if name in extras:
-                        sample.meta.setdefault(name, extras[name])
-    _settle_golds(source, by_problem, current, asked_alike, found[0] if found else None)
+    for pid, rid in ref.match.ids.items():
+        problem = by_id[rid]
+        current[pid] = problem.answer.strip()
+        prompt = text_key(source.prompts.get(pid, ""))
+        text, before = statements(problem)
+        if any(key and key in prompt for key in map(text_key, [text, *before])):
+            asked_alike.add(pid)
+        for sample in by_problem.get(pid, []):
+            for name in META_FIELDS:
+                if name in problem.extras:
+                    sample.meta.setdefault(name, problem.extras[name])
+    _settle_golds(source, by_problem, current, asked_alike, ref.file)
 
 
-def _leave_out_foreign(source: InputRun, by_problem: dict[str, list[Sample]], path: Path) -> None:
-    """Problems the reference does not hold (rows of another task appended?) are left out of
-    the run's figures, and named; when none is found there, every problem counts."""
-    if not source.reference_ids:
+def _say_foreign(source: InputRun, ref: Reference) -> None:
+    """Warn about the run's problems the reference does not hold: left out when some match
+    (with how many did, and the generic task when most do not), else all counted."""
+    foreign, total = ref.match.foreign, len(ref.match.foreign) + len(ref.match.ids)
+    if not foreign:
         return
-    source.foreign = sorted(pid for pid in by_problem if pid not in source.reference_ids)
-    if source.foreign:
-        log.warning(
-            "%s: %d problems are not in %s (by id or text) and are left out of its figures: %s",
-            source.path,
-            len(source.foreign),
-            path,
-            ", ".join(source.foreign[:10]),
-        )
-        for pid in source.foreign:
-            del by_problem[pid]
-        source.drop_problems(set(source.foreign))
+    hint = (
+        "; its rows carry their own golds: --task math scores every problem against them"
+        if 2 * len(foreign) > total
+        else ""
+    )
+    if not ref.match.ids:
+        log.warning("%s: none of its %d problems is in %s (by id, text or earlier statement): "
+                    "whether problems are missing cannot be told%s", source.where, total,
+                    ref.file, hint)  # fmt: skip
+        return
+    log.warning(
+        "%s: %d of its %d problems are not in %s (by id, text or earlier statement; %d "
+        "matched) and are left out of its figures: %s%s",
+        source.where,
+        len(foreign),
+        total,
+        ref.file,
+        len(ref.match.ids),
+        ", ".join(foreign[:10]),
+        hint,
+    )
 
 
 def _settle_golds(
@@ -162,7 +149,7 @@ def _settle_golds(
     by_problem: dict[str, list[Sample]],
     current: dict[str, str],
     asked_alike: set[str],
-    path: Path | None,
+    path: str | None,
 ) -> None:
     """One gold per problem (`_golds`), the answers read again for each settled one, and a
     warning naming the problems whose rows hold another gold than the input's."""
@@ -185,7 +172,7 @@ def _settle_golds(
         if problems:
             log.warning(
                 "%s: %d problems " + what + ": %s",
-                source.name,
+                source.where,
                 len(problems),
                 path,
                 "; ".join(problems[:5]),
@@ -217,7 +204,7 @@ def _golds(
             log.warning(
                 "%s: problem %s has rows with %d different golds (%s); all graded against the "
                 "latest row's gold %r",
-                source.name,
+                source.where,
                 pid,
                 len(golds),
                 ", ".join(map(repr, golds[:4])),

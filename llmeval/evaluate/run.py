@@ -18,9 +18,11 @@ from llmeval import __version__
 from llmeval.evaluate.discover import discover
 from llmeval.evaluate.judged import Wanting, judge_files, judge_score
 from llmeval.evaluate.options import EvalOptions
+from llmeval.evaluate.reading import InputRun, group_runs, read_run
 from llmeval.evaluate.reference import apply_reference
-from llmeval.evaluate.runs import InputRun, group_runs, read_run
 from llmeval.evaluate.scoring import accuracy, task_score
+from llmeval.evaluate.skythought import compare_verdicts
+from llmeval.evaluate.unchanged import same_texts
 from llmeval.evaluate.verdict_cache import VerdictCache
 from llmeval.records import CacheStats, ScoreReport, TaskScore, Verdict
 from llmeval.verify.pool import VerifyPool, prestart
@@ -42,7 +44,7 @@ log = logging.getLogger("llmeval")
 # progress(verified, cached, remaining): samples verified now, known without
 # verifying (cache, no answer, letters), and still waiting.
 ProgressFn = Callable[[int, int, int], None]
-Pair = tuple[str, str, str]  # (answer kind, gold, extracted answer)
+Comparison = tuple[str, str, str]  # (answer kind, gold, extracted answer): one verification
 _UNPARSED = "%s: the verifier cannot read the gold answer of %d problems (compared as text): %s"
 _UNGRADED = "%s: %d problems have no gold answer and are not graded: %s"
 
@@ -60,10 +62,10 @@ class _Verdicts:
     """Verdicts known so far per distinct pair and policy; the pairs left to verify, with the
     cache files wanting their verdicts and the samples waiting on them."""
 
-    known: dict[Pair, dict[str, Verdict]] = field(default_factory=dict)
-    tasks: dict[Pair, VerifyTask] = field(default_factory=dict)
-    wanted_by: dict[Pair, set[Path]] = field(default_factory=dict)
-    waiting: Counter[Pair] = field(default_factory=Counter)
+    known: dict[Comparison, dict[str, Verdict]] = field(default_factory=dict)
+    tasks: dict[Comparison, VerifyTask] = field(default_factory=dict)
+    wanted_by: dict[Comparison, set[Path]] = field(default_factory=dict)
+    waiting: Counter[Comparison] = field(default_factory=Counter)
     hits: int = 0
 
 
@@ -76,7 +78,7 @@ def _collect(runs: list[InputRun], cache: VerdictCache, wanting: Wanting) -> _Ve
     files = [(run.task.kind, path, samples) for run in runs for path, samples in run.by_file()]
     for kind, path, samples in files:
         wants = wanting.get(path, [])
-        pairs: Counter[Pair] = Counter()
+        pairs: Counter[Comparison] = Counter()
         for s in samples:
             lenient = s.answer_for("lenient")
             if s.gold and lenient is not None:
@@ -96,7 +98,7 @@ def _collect(runs: list[InputRun], cache: VerdictCache, wanting: Wanting) -> _Ve
     return verdicts
 
 
-def _look_up(verdicts: _Verdicts, pair: Pair, cache: VerdictCache) -> None:
+def _look_up(verdicts: _Verdicts, pair: Comparison, cache: VerdictCache) -> None:
     """Decide a new pair by a quick rule or from the cache, else queue it for the verifier."""
     quick = quick_status(*pair)
     if quick is not None:
@@ -116,16 +118,16 @@ def run_eval(
 ) -> EvalResult:
     """Verify every sample of every run under both policies (and with `judge`, ask it about
     the rules' misses) and score each run."""
-    groups = group_runs(discover(options.paths))
+    groups = group_runs(discover(options.paths, options.cache))
     wanting: Wanting = {}  # generation file -> the cache files wanting its verdicts
-    for path in (p for paths in groups for p in paths):
+    for path in (p for files in groups for p in files.files):
         wanting[path] = [c] if (c := options.cache_file(path)) else []
     caches = sorted({c for files in wanting.values() for c in files})
     if not options.use_cache or not all(c.exists() for c in caches):
         prestart()  # probably cold: the verifier boots while the files are read
     runs = [
-        read_run(paths, options.task, options.keys, options.keep_texts, options.model)
-        for paths in groups
+        read_run(files, options.task, options.keys, options.keep_texts, options.model)
+        for files in groups
     ]
     for source in runs:
         apply_reference(source)
@@ -142,11 +144,18 @@ def run_eval(
     finally:
         cache.close()
     scores = [_score(source, verdicts, options.policy, judge) for source in runs]
+    for source, score in zip(runs, scores, strict=True):  # the run's own date, else the flag's
+        dates = (part.spec.model_date for part in source.parts if part.spec)
+        score.model_date = next((d for d in dates if d), None) or options.model_date
+    for i, text in same_texts(runs).items():
+        scores[i].same_texts = text
+        log.warning("%s: %s", runs[i].where, text)
     stats = CacheStats.model_construct(
         files=[str(c) for c in caches],
         hits=verdicts.hits,
         new=len(verdicts.tasks),
         timeouts=sum(verdicts.known[p]["strict"].status == "timeout" for p in verdicts.tasks),
+        foreign=cache.foreign(),
     )
     kinds = sorted({r.task.kind for r in runs})
     report = ScoreReport.model_construct(
@@ -173,7 +182,8 @@ def _score(
     score.n_gold_unparsed = _warn(source, source.gold_unparsed, _UNPARSED)
     _warn(source, {s.problem_id for s in source.samples if not s.gold}, _UNGRADED)
     if score.mixed_settings:
-        log.warning("%s: mixed settings: %s", source.name, score.mixed_settings)
+        log.warning("%s: mixed settings: %s", source.where, score.mixed_settings)
+    compare_verdicts(source.where, source.samples, policy)  # a harness's own, where it gave them
     return score
 
 
@@ -258,7 +268,7 @@ def _warn_golds_not_letters(source: InputRun) -> None:
             "%s: --task %s grades option letters, but %d of %d problems have a gold that is no "
             "letter (%s: %r): every answer to them is wrong; is the task right? (math: boxed "
             "answers checked as math)",
-            source.name,
+            source.where,
             source.task.name,
             len(odd),
             len(golds),
@@ -271,5 +281,5 @@ def _warn(source: InputRun, problem_ids: set[str], message: str) -> int:
     """Log `message` (the run, the count, the first 20 problems) if there are any; the count."""
     ids = sorted(problem_ids)
     if ids:
-        log.warning(message, source.name, len(ids), ", ".join(ids[:20]))
+        log.warning(message, source.where, len(ids), ", ".join(ids[:20]))
     return len(ids)

@@ -2,8 +2,8 @@
 (`Generation`), upstream LLMEval's (`prompt`, `answer`, `gen` as a string or a one-element
 list, optional `doc_id`/`sample_index`) or other harnesses' (a list of n outputs in the
 response field, other keys named by flags). Big texts are dropped after extraction unless
-the report asks for them. One file is read here (another harness's as written: `layouts.py`);
-a run of several files is `runs.py`'s."""
+the report asks for them. One file is read here (another harness's as written: `layouts.py`;
+which rows are one sample: `runs.samples`); a run of several files is `reading.py`'s."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from typing import Any
 
 from llmeval import thinking
 from llmeval.errors import InputError
-from llmeval.evaluate.copies import Copies, count_repeats, fingerprint
 from llmeval.evaluate.discover import META_FIELDS
 from llmeval.evaluate.extract import TRUNCATED_REASONS, stops_mid_sentence
 from llmeval.evaluate.layouts import (
@@ -26,14 +25,25 @@ from llmeval.evaluate.layouts import (
     explicit_index,
     missing_fields,
     nested,
-    output_tokens,
+    no_fields,
     reasoning_of,
     seconds,
     text_field,
+    token_counts,
 )
 from llmeval.evaluate.policy_answers import read_answers
-from llmeval.records import CONTEXT_REJECTED, token_count
-from llmeval.shards import Pair
+from llmeval.evaluate.tool_use import ToolUse, answer_in_output, tool_use
+from llmeval.records import CONTEXT_REJECTED, RunSpec
+from llmeval.runs.samples import (
+    Found,
+    IndexedRows,
+    Unnumbered,
+    contradiction,
+    describe,
+    fingerprint,
+    structural_copies,
+)
+from llmeval.runs.spec import UNRECORDED, history
 from llmeval.tasks import Task
 
 log = logging.getLogger("llmeval")
@@ -75,6 +85,9 @@ class Sample:
     reasoning_tokens: int | None = None  # of completion_tokens, where the server said
     prompt_tokens: int | None = None  # usage.prompt_tokens, where the row has it
     unfinished: bool = False  # no finish reason recorded; the text looks cut (counted truncated)
+    drawn: str = UNRECORDED  # the id of the settings it was drawn under (its file's history)
+    digest: int | None = None  # of its texts, to compare runs within one eval (never stored)
+    tools: ToolUse | None = None  # drawn with tools: its calls (the answer read after them)
 
     def answer_for(self, policy: str) -> str | None:
         """The answer a policy judges: the boxed one (`pred`); under lenient, its own reading
@@ -88,34 +101,43 @@ class Sample:
         return self.status[policy] == "correct" and not self.truncated
 
 
-def _tokens(row: dict[str, Any], position: int) -> tuple[int | None, int | None, int | None]:
-    """The completion tokens of a row's output at `position` (a harness's per-output counts,
-    else the row's `usage`), the reasoning tokens among them (ours record
-    `usage.reasoning_tokens`; a server's raw usage nests them in `completion_tokens_details`)
-    and the prompt tokens, each when it is a sane count (servers send garbage)."""
-    usage = row.get("usage")
-    if not isinstance(usage, dict):
-        return output_tokens(row, position), None, None
-    reasoning = usage.get("reasoning_tokens")
-    details = usage.get("completion_tokens_details")
-    if reasoning is None and isinstance(details, dict):
-        reasoning = details.get("reasoning_tokens")
-    prompt = token_count(usage.get("prompt_tokens"))
-    return output_tokens(row, position), token_count(reasoning), prompt
+@dataclass(frozen=True, slots=True)
+class _RowFacts:
+    """What every output of one row shares."""
+
+    problem_id: str
+    gold: str
+    meta: dict[str, Any]
+    problem_text: str | None
+    reasoning: str | None
+    starts_in_think: bool
+    finish: Any
 
 
 class RowReader:
-    """Turns the rows of one file into samples, numbering id-less rows per problem; an exact
-    copy of an earlier row without an index is left out here, pairs repeated with an index are
-    settled by `read_rows`."""
+    """Turns the rows of one file, read under its run spec (None: none), into samples:
+    numbering rows without an index per problem (on from `counters`: NeMo-Skills' seed files
+    share one), keeping their fingerprints for `structural_copies`, refusing a row of another
+    run. With `golds`, only those problems' answers are read (for those golds)."""
 
     def __init__(
-        self, path: Path, task: Task, keys: RowKeys, keep_texts: bool, golds: Golds = None
+        self,
+        path: Path,
+        task: Task,
+        keys: RowKeys,
+        keep_texts: bool,
+        spec: RunSpec | None,
+        golds: Golds = None,
+        counters: Counter[str] | None = None,
     ) -> None:
         self.path, self.task, self.keys, self.keep_texts = path, task, keys, keep_texts
-        self.golds = golds  # settled golds: only these problems are read, with these golds
-        self.counters: Counter[str] = Counter()
-        self.copies = Copies()
+        self.spec, self.golds = spec, golds
+        self.counters = Counter() if counters is None else counters
+        drawn = history(spec) if spec is not None else []
+        self.drawn_ids = {s.id for s in drawn}
+        self.first_drawn = drawn[0].id if drawn else UNRECORDED
+        self.indexed = IndexedRows()
+        self.unnumbered: list[tuple[Unnumbered, list[Sample]]] = []
         # samples of rows without a finish reason, reasoning field or `<think>`: closed one?
         self.closes: list[tuple[bool, Sample]] = []
 
@@ -123,12 +145,15 @@ class RowReader:
         """The samples of one row: one, or one per output when the response field is a list."""
         key = self.keys.response
         value = nested(row, key)
-        missing = missing_fields(row, self.keys, problem_text(row) is not None)
-        if value is MISSING or any("--id-key" in m for m in missing):
+        text = problem_text(row)
+        if value is MISSING or not self._identified(row, text):
+            missing = missing_fields(row, self.keys, text is not None)
+            raise no_fields(self.path, lineno, row, missing)
+        other_run = contradiction(row, self.spec)
+        if other_run is not None:
             raise InputError(
                 self.path,
-                f"no field {', no field '.join(missing)} (the row has: "
-                f"{', '.join(sorted(row)[:20])}); name them with those flags",
+                f"a row of another run: {other_run}; move the file out of this run",
                 line=lineno,
             )
         outputs = value if isinstance(value, list) else [value]
@@ -139,58 +164,78 @@ class RowReader:
         problem_id = self.problem_id(row, lineno)
         meta = dict(row["meta"]) if isinstance(row.get("meta"), dict) else {}
         meta.update({name: row[name] for name in META_FIELDS if name in row})
-        texts = [(j, text_field(out, key, self.path, lineno)) for j, out in enumerate(outputs)]
-        if explicit_index(row) is None:  # an exact copy of an earlier row is no new sample
-            seed, reasoning = row.get("seed"), reasoning_of(row)
-            texts = [
-                (j, gen)
-                for j, gen in texts
-                if not self.copies.is_copy(problem_id, j, fingerprint(gen, reasoning, seed), lineno)
-            ]
+        texts = [text_field(out, key, self.path, lineno) for out in outputs]
         first = self._first_index(row, problem_id, len(texts), lineno)
-        if self.golds is not None:
-            if problem_id not in self.golds:
-                return []
+        wanted = self.golds is None or problem_id in self.golds
+        if self.golds is not None and problem_id in self.golds:
             gold = gold and self.golds[problem_id]
-        return [
-            self._sample(row, gen, problem_id, first + i, gold, meta, j)
-            for i, (j, gen) in enumerate(texts)
+        prompt = row.get("prompt")
+        shared = _RowFacts(
+            problem_id,
+            gold,
+            meta,
+            text,
+            reasoning_of(row),
+            isinstance(prompt, str) and thinking.opens_reasoning(prompt),
+            row.get("finish_reason"),
+        )
+        found = [
+            self._sample(row, shared, gen, first + j, j, wanted) for j, gen in enumerate(texts)
         ]
+        if explicit_index(row) is None:
+            mark = fingerprint(problem_id, texts, shared.reasoning, row.get("seed"))
+            self.unnumbered.append((Unnumbered(lineno, problem_id, mark), found))
+        return found
+
+    def _identified(self, row: dict[str, Any], text: str | None) -> bool:
+        """Whether a row says which problem it is (`missing_fields` says what it lacks)."""
+        if self.keys.id is not None:
+            return nested(row, self.keys.id) is not MISSING
+        return "problem_id" in row or "doc_id" in row or text is not None
 
     def _sample(
         self,
         row: dict[str, Any],
+        shared: _RowFacts,
         gen: str,
-        pid: str,
         idx: int,
-        gold: str,
-        meta: dict[str, Any],
         position: int,
+        wanted: bool = True,
     ) -> Sample:
-        prompt = row.get("prompt")
-        starts_in_think = isinstance(prompt, str) and thinking.opens_reasoning(prompt)
-        reasoning = reasoning_of(row)
-        output = (gen, reasoning, starts_in_think)
-        finish = row.get("finish_reason")
+        use = tool_use(row, gen)
+        output = (use.answer_part if use else gen, shared.reasoning, shared.starts_in_think)
+        finish = shared.finish
         unfinished = finish is None and stops_mid_sentence(*output)
         truncated = finish in TRUNCATED_REASONS or unfinished
-        pred, anchored = read_answers(self.task.kind, output, truncated, gold, problem_text(row))
+        pred, anchored = (
+            read_answers(self.task.kind, output, truncated, shared.gold, shared.problem_text)
+            if wanted
+            else (None, None)
+        )
         texts = None
         if self.keep_texts:
             endpoint = row.get("endpoint")
             texts = Texts(
                 gen,
-                reasoning,
+                shared.reasoning,
                 finish if isinstance(finish, str) else None,
                 seconds(row.get("latency_s")),
                 seconds(row.get("ttft_s")),
                 endpoint if isinstance(endpoint, str) else None,
             )
-        tokens, thought, prompt_tokens = _tokens(row, position)
-        sample = Sample(pid, idx, gold, pred, truncated, tokens, meta, anchored, texts)
+        tokens, thought, prompt_tokens = token_counts(row, position)
+        sample = Sample(
+            shared.problem_id, idx, shared.gold, pred, truncated, tokens, shared.meta, anchored,
+            texts,
+        )  # fmt: skip
         sample.reasoning_tokens, sample.prompt_tokens = thought, prompt_tokens
-        sample.unfinished = unfinished
-        if finish is None and reasoning is None and thinking.OPEN.search(gen) is None:
+        sample.unfinished, sample.digest = unfinished, hash((gen, shared.reasoning))
+        drawn = row.get("settings")
+        sample.drawn = drawn if drawn in self.drawn_ids else self.first_drawn
+        if use is not None:
+            use.in_output = pred is None and answer_in_output(row)
+            sample.tools = use
+        if finish is None and shared.reasoning is None and thinking.OPEN.search(gen) is None:
             self.closes.append((thinking.CLOSE.search(gen) is not None, sample))
         return sample
 
@@ -216,6 +261,47 @@ class RowReader:
         self.counters[pid] = max(self.counters[pid], idx + outputs)
         return idx
 
+    def drop_structural_copies(self, quiet: bool = False) -> int:
+        """Leave out the rows without an index that repeat an earlier block whole and in order
+        (`structural_copies`, each block said in a warning unless `quiet`), renumbering the
+        rest of each problem's rows; how many rows were left out."""
+        rows = [row for row, _ in self.unnumbered]
+        repeats = structural_copies(rows)
+        if not repeats:
+            return 0
+        copied = {i for r in repeats for i in range(r.start, r.stop)}
+        for r in [] if quiet else repeats[:3]:
+            log.warning(
+                "%s: lines %s repeat lines %s whole, in order (a file appended to itself?): "
+                "counted once",
+                self.path,
+                _lines(rows, r.start, r.stop),
+                _lines(rows, r.start - r.offset, r.stop - r.offset),
+            )
+        if len(repeats) > 3 and not quiet:
+            log.warning("%s: %d more blocks of rows repeat earlier ones", self.path,
+                        len(repeats) - 3)  # fmt: skip
+        firsts: dict[str, int] = {}
+        for _, samples in self.unnumbered:
+            for sample in samples:
+                firsts.setdefault(sample.problem_id, sample.sample_idx)
+        for i, (_, samples) in enumerate(self.unnumbered):
+            if i in copied:
+                samples.clear()  # (the lists are the row's own: the caller's see the change)
+                continue
+            for sample in samples:
+                sample.sample_idx = firsts[sample.problem_id]
+                firsts[sample.problem_id] += 1
+        for pid, next_free in firsts.items():
+            self.counters[pid] = next_free
+        return len(copied)
+
+
+def _lines(rows: list[Unnumbered], start: int, stop: int) -> str:
+    """The lines of rows `start`..`stop`-1 as `21-40` (rows may lie on any lines)."""
+    first, last = rows[start].line, rows[stop - 1].line
+    return str(first) if first == last else f"{first}-{last}"
+
 
 def problem_text(row: dict[str, Any]) -> str | None:
     """The problem (or the prompt holding it) of a row, if it has one."""
@@ -224,32 +310,23 @@ def problem_text(row: dict[str, Any]) -> str | None:
 
 @dataclass
 class FileRows:
-    """What reading one file found besides its samples: its first row, the rows' models, its
-    exact copies of rows and its rows under a taken (problem, sample index), the pairs another
-    file of the run already held (by file), and the sample indices under each settings id the
-    rows record (None: rows without one)."""
+    """What reading one file found: its samples, its first row, the rows' models, its rows
+    copied (counted once) and its rows under a taken (problem, sample index) (left out)."""
 
+    samples: list[Sample] = field(default_factory=list)
     first_row: dict[str, Any] | None = None
     models: Counter[str] = field(default_factory=Counter)
     duplicates: int = 0
     copies: int = 0
-    across: dict[Path, list[Any]] = field(default_factory=dict)  # file -> [count, first pair]
-    settings: dict[str | None, set[int]] = field(default_factory=dict)
 
 
-def read_rows(
-    path: Path,
-    reader: RowReader,
-    samples: list[Sample],
-    prompts: dict[str, str],
-    seen: dict[Pair, tuple[Path, int]],
-) -> FileRows:
-    """Append the samples of one file, as written (ours, upstream's, another harness's), to
-    `samples` (and problem texts to `prompts`); a pair another file of the run held is counted
-    and left out, one this file repeats is an exact copy or another sample under a taken index
-    (`copies.count_repeats`), left out and counted."""
+def read_rows(reader: RowReader, prompts: dict[str, str], *, quiet: bool = False) -> FileRows:
+    """The samples of one file, as written (ours, upstream's, another harness's), each once
+    (`runs.samples`: copies counted, conflicts left out and said), with problem texts added to
+    `prompts`; `quiet` when the file is read again (nothing said twice)."""
     found = FileRows()
-    rows, rejected = RowSource(path, reader.keys.lm_filter), 0
+    rows, rejected = RowSource(reader.path, reader.keys.lm_filter), 0
+    by_row: list[list[Sample]] = []  # (a row's list of unnumbered samples is the reader's)
     for lineno, row in rows:
         found.first_row = found.first_row or row
         if row.get("finish_reason") == CONTEXT_REJECTED:  # not a sample (see records)
@@ -257,21 +334,17 @@ def read_rows(
             continue
         if isinstance(row.get("model"), str):
             found.models[row["model"]] += 1
-        drawn = row.get("settings") if isinstance(row.get("settings"), str) else None
-        for sample in reader.samples(lineno, row):
-            pair = (sample.problem_id, sample.sample_idx)
-            if pair in seen and seen[pair][0] != path:
-                where = seen[pair][0]
-                found.across.setdefault(where, [0, f"{pair[0]}#{pair[1]}"])[0] += 1
-                continue
-            if not reader.copies.is_new(pair, lineno):  # settled below
-                continue
-            seen[pair] = (path, lineno)
-            samples.append(sample)
-            found.settings.setdefault(drawn, set()).add(sample.sample_idx)
-            text = problem_text(row)
-            if text is not None:
-                prompts.setdefault(sample.problem_id, text)
+        samples = reader.samples(lineno, row)
+        if explicit_index(row) is not None:
+            samples = [s for s in samples if reader.indexed.is_new((s.problem_id, s.sample_idx),
+                                                                   lineno)]  # fmt: skip
+        by_row.append(samples)
+        if samples and (text := problem_text(row)) is not None:
+            prompts.setdefault(samples[0].problem_id, text)
+    found.copies = reader.drop_structural_copies(quiet)
+    found.samples = [sample for samples in by_row for sample in samples]
+    if quiet:
+        return found
     rows.said()
     if any(closed for closed, _ in reader.closes):  # the template opened `<think>`: these
         for sample in (sample for closed, sample in reader.closes if not closed):  # never closed
@@ -280,10 +353,38 @@ def read_rows(
         log.warning(
             "%s: %d rows are empty samples an older infer wrote when the server refused them for "
             "context length: counted as missing; rerun infer to ask for them",
-            path,
+            reader.path,
             rejected,
         )
-    found.copies, found.duplicates = count_repeats(
-        reader.copies, rows, reader.keys.response, reader.problem_id
-    )
+    copies, conflicts = _settle_repeats(reader, rows)
+    found.copies += copies
+    found.duplicates = conflicts
     return found
+
+
+def _settle_repeats(reader: RowReader, rows: RowSource) -> tuple[int, int]:
+    """(copies, conflicts) among the rows with an index that held a pair again, each kind said
+    in a warning; those rows are fingerprinted by a second pass over the file."""
+    if not reader.indexed.repeats:
+        return 0, 0
+    wanted, marks = reader.indexed.lines_to_mark(), {}
+    for lineno, row in rows:
+        idx = explicit_index(row)
+        if lineno in wanted and idx is not None:
+            pid = reader.problem_id(row, lineno)
+            gen = text_field(nested(row, reader.keys.response), "gen", rows.path, lineno)
+            marks[lineno] = {
+                (pid, idx): fingerprint(pid, [gen], reasoning_of(row), row.get("seed"))
+            }
+    copies, conflicts = reader.indexed.settle(marks)
+    said: tuple[tuple[list[Found], str], ...] = (
+        (conflicts, "reuse an earlier row's (problem, sample index) with another text or seed "
+                    "(two runs in one file?): left out, the first row of each is scored"),
+        (copies, "repeat an earlier row's (problem, sample index) with the same text and seed "
+                 "(a file appended twice?): each counted once"),
+    )  # fmt: skip
+    for found, what in said:
+        if found:
+            log.warning("%s: %d rows %s; first %s", reader.path, len(found), what,
+                        describe(found, reader.path))  # fmt: skip
+    return len(copies), len(conflicts)

@@ -11,7 +11,6 @@ from functools import lru_cache
 from typing import Any
 
 from llmeval.evaluate.extract import canonical_answer
-from llmeval.evaluate.labels import run_settings
 from llmeval.evaluate.metrics import (
     Outcome,
     clustered_stderr,
@@ -21,10 +20,13 @@ from llmeval.evaluate.metrics import (
     majority_winner,
     summarize,
 )
-from llmeval.evaluate.runs import InputRun, missing_by_shard, missing_pairs
+from llmeval.evaluate.reading import InputRun
 from llmeval.evaluate.samples import Sample
-from llmeval.evaluate.segments import mixed_settings
+from llmeval.evaluate.tool_use import figures as tool_figures
 from llmeval.records import GroupScore, ProblemScore, TaskScore
+from llmeval.runs.names import run_settings
+from llmeval.runs.pairs import missing_by_shard, missing_pairs
+from llmeval.runs.spec import mixed_settings
 from llmeval.verify.verifier import rational_value
 
 # A terminating decimal (`0.5`, `-.25`, `3.`): its exact value votes with equal fractions.
@@ -129,9 +131,14 @@ def _token_means(samples: list[Sample]) -> list[float | None]:
     return [sum(v) / len(v) if v else None for v in (completion, reasoning, answer, prompt)]
 
 
-def _run_fields(source: InputRun) -> dict[str, Any]:
+def _run_fields(source: InputRun, scored: list[Sample]) -> dict[str, Any]:
     """Which run the figures are of and what its files held besides samples: task, model,
-    files and shards, settings, the problems scored against, rows left out or copied."""
+    files and shards, settings, the problems scored against, rows left out or copied, the
+    settings each scored sample was drawn under."""
+    drawn: dict[str, set[int]] = {}
+    for sample in scored:
+        drawn.setdefault(sample.drawn, set()).add(sample.sample_idx)
+    ref = source.reference
     return {
         "task": source.task.name,
         "model": source.model,
@@ -139,12 +146,15 @@ def _run_fields(source: InputRun) -> dict[str, Any]:
         "files": [str(path) for path in source.files],
         "shards": [str(shard) for shard in source.shards],
         "settings": run_settings(source.spec),
-        "n_problems_foreign": len(source.foreign),
+        "n_problems_foreign": len(ref.match.foreign) if ref.match.ids else 0,
         "n_duplicates": source.duplicates,
         "n_copies": source.copies,
-        "problems_file": source.reference and source.reference[0],
-        "problems_sha256": source.reference and source.reference[1],
-        "mixed_settings": mixed_settings(source.spec, source.settings),
+        "n_beyond_n": len(source.beyond_n),
+        "problems_file": ref.file,
+        "problems_sha256": ref.sha256,
+        "problems_on_earlier_statements": ref.match.earlier,
+        "mixed_settings": mixed_settings(source.spec, drawn),
+        "being_written": source.being_written,
     }
 
 
@@ -154,23 +164,23 @@ def task_score(source: InputRun, policy: str) -> TaskScore:
     outs = [outcome(s, policy) for s in graded]
     groups = group_by_problem(outs)
     by_sample = {(s.problem_id, s.sample_idx): s for s in source.samples}
-    asked = source.spec.n_samples if source.spec else 0  # n of the run spec
-    n = max([len(g) for g in groups.values()] + [asked])
+    # n: the run spec's (samples beyond it were left out), else the most a problem has
+    n = source.spec.n_samples if source.spec else max(map(len, groups.values()), default=0)
     problems = [_problem(pid, g, by_sample, n, policy) for pid, g in groups.items()]
     counts = _counts(outs)
     failed = counts["n_no_answer"] + counts["n_timeout"] + counts["n_error"]
-    missing = len(source.problems_missing)
+    missing = len(source.reference.missing)
     expected = (len(groups) + missing) * n
     # the pairs planned (problems x n) and not held: counted by index where the run has a spec
     # (llmeval's samples are numbered 0..n-1; another harness's may not be), else by count
     present = {(o.problem_id, o.sample_idx) for o in outs}
-    gaps = missing_pairs([*groups, *source.problems_missing], n, present) if source.spec else []
+    gaps = missing_pairs([*groups, *source.reference.missing], n, present) if source.spec else []
     completion, reasoning, answer, prompt = _token_means(graded)
     summary = summarize(groups)
     rounds = complete_rounds(groups, n, missing)
     complete = bool(outs) and expected == len(outs) and not gaps
     return TaskScore.model_construct(
-        **_run_fields(source),
+        **_run_fields(source, graded),
         n_problems_missing=missing,
         n_samples=n,
         samples_expected=expected,
@@ -190,9 +200,10 @@ def task_score(source: InputRun, policy: str) -> TaskScore:
         rounds_accuracy=summary.accuracy if complete else rounds.accuracy,
         rounds_stderr=summary.stderr if complete else rounds.stderr,
         finished_mean=summary.accuracy if complete else finished_mean(outs),
-        missing_by_shard=missing_by_shard(gaps, source.shards),
+        missing_by_shard=missing_by_shard(gaps, (shard.count for shard in source.shards)),
         by_subject=_groups(problems, "subject"),
         by_level=_groups(problems, "level"),
         problems=problems,
+        tools=tool_figures(s.tools for s in graded),
         **counts,
     )

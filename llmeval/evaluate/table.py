@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +15,12 @@ from rich.table import Table
 from rich.text import Text
 
 from llmeval.evaluate import headline
-from llmeval.evaluate.labels import distinct, setting_labels, shard_layout
+from llmeval.evaluate.cutoff import cutoff_lines
 from llmeval.evaluate.live import NO_ROUND_NOTE, progress_table
 from llmeval.evaluate.run import EvalResult
 from llmeval.files import atomic_file
-from llmeval.records import ScoreReport, TaskScore
+from llmeval.records import ScoreReport
+from llmeval.runs.names import run_names, shard_layout
 
 
 def _text(text: str) -> Text:
@@ -32,11 +32,11 @@ def _text(text: str) -> Text:
 MIN_WIDTH = 80  # below it, the table is printed 80 wide (the terminal wraps) rather than cut
 
 
-def score_table(report: ScoreReport) -> Table:
+def score_table(report: ScoreReport, names: list[str]) -> Table:
     """One row per run (a model on one task, its settings where runs differ in them): the
-    headline figures (`headline.columns`). The run column stacks task and size, model and
-    settings, and file name (with its shards), and folds where the terminal is narrow; number
-    columns never wrap, so no figure is cut (80 columns suffice)."""
+    headline figures (`headline.columns`). The run column holds the run's name (`runs.names`)
+    over its size and file name (with its shards), and folds where the terminal is narrow;
+    number columns never wrap, so no figure is cut (80 columns suffice)."""
     table = Table(
         title=f"llmeval eval: {headline.title(report.policy)}",
         box=box.SIMPLE_HEAD,
@@ -44,34 +44,18 @@ def score_table(report: ScoreReport) -> Table:
         show_edge=False,
         pad_edge=False,
     )
-    table.add_column("run: task, model, file", overflow="fold", min_width=16)
+    table.add_column("run: task · model, size · file", overflow="fold", min_width=16)
     columns = headline.columns(report.tasks, report.policy)
     for column in columns:
         table.add_column(column.name, justify="right", no_wrap=True)
-    for score, run in zip(report.tasks, run_names(report.tasks), strict=True):
+    for score, name in zip(report.tasks, names, strict=True):
+        layout = shard_layout(score.files, score.shards)
+        where = Path(score.file).name + (f" ({layout})" if layout else "")
         table.add_row(
-            _text(f"{score.task} · {score.n_problems}×{score.n_samples}\n{run}"),
+            _text(f"{name}\n{score.n_problems}×{score.n_samples} · {where}"),
             *(column.cell(score) for column in columns),
         )
     return table
-
-
-def run_names(scores: list[TaskScore]) -> list[str]:
-    """Each run's model, with the settings that tell it from the others, over its file's name
-    (its whole path where two runs would read alike) and its shards."""
-    settings = setting_labels([t.settings for t in scores], [t.task for t in scores])
-    models = [
-        " · ".join(filter(None, (t.model, extra)))
-        for t, extra in zip(scores, settings, strict=True)
-    ]
-    alike = Counter((t.task, m, Path(t.file).name) for t, m in zip(scores, models, strict=True))
-    names = []
-    for score, model in zip(scores, models, strict=True):
-        name = Path(score.file).name
-        file = name if alike[(score.task, model, name)] == 1 else score.file
-        layout = shard_layout(score.files, score.shards)
-        names.append(f"{model}\n{file}" + (f" ({layout})" if layout else ""))
-    return names
 
 
 class _Console(Console):
@@ -89,18 +73,17 @@ def print_report(report: ScoreReport) -> None:
     # a pipe or a file gets 150 columns, unless COLUMNS says otherwise
     console = _Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 150)
     console.width = max(console.width, MIN_WIDTH)  # (print's own width can only narrow)
-    console.print(score_table(report))
-    incomplete = [t for t in report.tasks if not t.complete]
-    if incomplete:  # what they score so far, honestly (evaluate/live.py)
-        console.print(progress_table(incomplete))
+    runs = [str(name) for name in run_names(report.tasks)]
+    console.print(score_table(report, runs))
+    writing = [i for i, t in enumerate(report.tasks) if t.being_written and not t.complete]
+    if writing:  # what runs being written score so far, honestly (evaluate/live.py)
+        console.print(
+            progress_table([report.tasks[i] for i in writing], [runs[i] for i in writing])
+        )
         console.print(NO_ROUND_NOTE, markup=False, highlight=False)
-    settings = setting_labels([t.settings for t in report.tasks], [t.task for t in report.tasks])
-    runs = [
-        " · ".join(filter(None, (t.task, t.model, s)))
-        for t, s in zip(report.tasks, settings, strict=True)
-    ]
-    runs = distinct(runs, [t.file for t in report.tasks])
     for line in headline.notes(report.tasks, runs) + headline.token_notes(report.tasks, runs):
+        console.print(line, markup=False, highlight=False)
+    for line in cutoff_lines(report.tasks):  # (only where a model has a date)
         console.print(line, markup=False, highlight=False)
     for score, run in zip(report.tasks, runs, strict=True):
         for label, groups in (("subject", score.by_subject), ("level", score.by_level)):
@@ -114,12 +97,12 @@ def print_report(report: ScoreReport) -> None:
                 table.add_row(_text(name), *row)
             console.print(table)
     cache = report.cache
-    console.print(
+    for line in [
         f"verdicts: {cache.hits} cached, {cache.new} verified now ({cache.timeouts} timeouts); "
         f"verifier: {report.verifier}",
-        markup=False,
-        highlight=False,
-    )
+        *headline.cache_notes(cache),
+    ]:
+        console.print(line, markup=False, highlight=False)
 
 
 def export_verdicts(path: Path, result: EvalResult) -> None:

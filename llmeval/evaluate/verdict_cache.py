@@ -2,8 +2,10 @@
 kind, gold and answer) and the LLM judge's (by prompt version, model and question).
 
 Each distinct pair is verified once; new verdicts are appended as they arrive, so an
-interrupted eval keeps its progress. A `timeout` is retried under a longer deadline. Verdicts
-of another verifier version are never reused: said, and the cache rewritten without them.
+interrupted eval keeps its progress. A `timeout` is retried under a longer deadline. Every line
+is hostile input (checked strictly); those llmeval did not write on this machine (no seal of
+its key: `signing.py`) are used but counted. Verdicts of other verifier versions are kept for
+them and not used; only lines a later line of the same key replaced are ever removed.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
-from llmeval.errors import OutputError
+from llmeval.errors import InputError, LlmevalError, OutputError
+from llmeval.evaluate.signing import seal, sealed_here
 from llmeval.files import atomic_file, link_out_of_folder
 from llmeval.jsonl import JsonlAppender, loads_text, locked, read_models
 from llmeval.records import Verdict
@@ -23,13 +26,18 @@ from llmeval.records import Verdict
 # What made a verdict when it is provably not the current verifier (a policy id), else None.
 Stale = Callable[[Verdict], str | None]
 
-SUFFIX = ".verdicts.jsonl"
 log = logging.getLogger("llmeval")
 
 
-def cache_path_for(path: Path) -> Path:
-    """The default cache of a generation file: `<file>.verdicts.jsonl` beside it."""
-    return path.with_name(path.name + SUFFIX)
+class CachedVerdict(Verdict):
+    """A verdict as a cache line holds it, checked as hostile input (a cache may come with
+    someone else's results): strict types, a finite positive deadline, and `mac`, its seal
+    under this user's key when llmeval wrote it on this machine (`signing.seal`)."""
+
+    model_config = ConfigDict(strict=True)
+
+    timeout_s: float | None = Field(None, gt=0, allow_inf_nan=False)
+    mac: str | None = None
 
 
 class VerdictCache:
@@ -39,6 +47,9 @@ class VerdictCache:
         self.timeout_s = timeout_s
         self._known: dict[Path, set[str]] = {}
         self.verdicts: dict[str, Verdict] = {}
+        self._source: dict[str, Path] = {}  # the file each verdict was read from
+        self._here: dict[str, bool] = {}  # written here? (a seal is checked once it is used)
+        self._foreign_used: dict[Path, set[str]] = {}
         self._writers: dict[Path, JsonlAppender | None] = {}
         for path in paths:
             self._known[path] = set()
@@ -47,19 +58,32 @@ class VerdictCache:
                 log.warning("verdict cache %s is a link out of its folder (to %s): not used",
                             path, target)  # fmt: skip
                 self._writers[path] = None
-                continue
-            if not path.exists():
-                continue
-            dropped: Counter[str] = Counter()
-            for _, verdict in read_models(path, Verdict):
-                made_by = stale(verdict) if stale else None
+            elif path.exists():
+                self._load(path, stale)
+
+    def _load(self, path: Path, stale: Stale | None) -> None:
+        """Read every line of `path`: this version's verdicts are used, other versions' kept
+        in the file for them (said), lines a later line of their key replaced dropped."""
+        others: dict[str, str] = {}
+        lines = 0
+        try:
+            for _, line in read_models(path, CachedVerdict):
+                lines += 1
+                made_by = stale(line) if stale else None
                 if made_by is not None:
-                    dropped[made_by] += 1
+                    others[line.key] = made_by
                     continue
-                self.verdicts[verdict.key] = verdict
-                self._known[path].add(verdict.key)
-            if dropped and stale:
-                _clear(path, dropped, stale)
+                self.verdicts[line.key], self._source[line.key] = line, path
+                self._known[path].add(line.key)
+                self._here.pop(line.key, None)
+        except InputError as exc:  # (a forged or broken line: the user decides)
+            raise LlmevalError(f"{exc} (a verdict cache: --no-cache scores without it)") from None
+        if others:
+            what = ", ".join(f"{n} of {v}" for v, n in Counter(others.values()).most_common())
+            log.info("verdict cache %s also holds %d verdicts of other verifier versions (%s): "
+                     "kept in it for them, not used here", path, len(others), what)  # fmt: skip
+        if lines > len(self._known[path]) + len(others):
+            _drop_replaced(path)
 
     def get(self, key: str) -> Verdict | None:
         """The cached verdict of `key`; a timeout under a shorter deadline than now is a miss."""
@@ -68,18 +92,47 @@ class VerdictCache:
             return None
         if verdict.status == "timeout" and (verdict.timeout_s or 0.0) < self.timeout_s:
             return None
+        if not self._written_here(key):
+            self._foreign_used.setdefault(self._source[key], set()).add(key)
         return verdict
+
+    def _written_here(self, key: str) -> bool:
+        """Whether the verdict of `key` was verified in this eval or read from a line that
+        bears this machine's seal."""
+        here = self._here.get(key)
+        if here is None:
+            verdict = self.verdicts[key]
+            mac = verdict.mac if isinstance(verdict, CachedVerdict) else None
+            here = self._here[key] = sealed_here(verdict, mac)
+        return here
+
+    def foreign(self) -> dict[str, int]:
+        """{cache file: verdicts used from it that llmeval did not write on this machine}."""
+        return {str(path): len(keys) for path, keys in self._foreign_used.items()}
 
     def add(self, verdict: Verdict, paths: list[Path], *, new: bool = False) -> None:
         """Remember `verdict` and append it to each of `paths` that lacks it (to all if `new`:
-        a fresh verdict replaces a stale timeout; the last line of a key wins)."""
+        a fresh verdict replaces a stale timeout; the last line of a key wins). A verdict read
+        from a line without this machine's seal is copied without one."""
         self.verdicts[verdict.key] = verdict
+        if new:  # verified now: neither foreign nor one used from the cache
+            self._here[verdict.key] = True
+            for used in self._foreign_used.values():
+                used.discard(verdict.key)
+        line = None
         for path in paths:
             known = self._known.setdefault(path, set())
             if verdict.key in known and not new:
                 continue
-            self._append(path, verdict)
+            line = line or self._line(verdict)
+            self._append(path, line)
             known.add(verdict.key)
+
+    def _line(self, verdict: Verdict) -> CachedVerdict:
+        """`verdict` as a cache line: sealed, unless it was read from a line without a seal."""
+        fields = {name: getattr(verdict, name) for name in Verdict.model_fields}
+        mac = seal(verdict) if self._written_here(verdict.key) else None
+        return CachedVerdict.model_construct(**fields, mac=mac)
 
     def _append(self, path: Path, verdict: Verdict) -> None:
         """Append to `path`; a cache that cannot be written (no permission, disk full) is
@@ -106,38 +159,23 @@ class VerdictCache:
         self._writers.clear()
 
 
-def _clear(path: Path, dropped: Counter[str], stale: Stale) -> None:
-    """Say which verdicts of another verifier version were not reused, and rewrite the cache
-    without them (and without lines a later one of the same key replaced)."""
-    what = ", ".join(f"{n} of {made_by}" for made_by, n in dropped.most_common())
+def _drop_replaced(path: Path) -> None:
+    """Rewrite `path` without the lines a later line of the same key replaced (kept byte for
+    byte otherwise: seals stay valid), whole or not at all, under the lock appenders take:
+    lines another eval appended since it was read are kept, and its later appends wait, then go
+    to the new file (`JsonlAppender` opens the name again). A cache that cannot be rewritten
+    is left as it is (the last line of a key wins when it is read)."""
     try:
-        _rewrite_without(path, stale)
-        done = "removed from it"
-    except (OSError, OutputError) as exc:
-        done = f"they stay in it (cannot rewrite it: {getattr(exc, 'strerror', None) or exc})"
-    log.warning(
-        "verdict cache %s: %d verdicts of another verifier version (%s) were not reused (their "
-        "pairs are verified again); %s",
-        path,
-        sum(dropped.values()),
-        what,
-        done,
-    )
-
-
-def _rewrite_without(path: Path, stale: Stale) -> None:
-    """Rewrite `path` whole or not at all (a file put in its place) under the lock appenders
-    take: lines another eval appended since it was read are kept, and its later appends wait,
-    then go to the new file (`JsonlAppender` opens the name again)."""
-    with locked(path) as fd, open(fd, "rb", closefd=False) as handle:
-        kept: dict[str, bytes] = {}
-        for line in handle.read().splitlines():
-            try:
-                verdict = Verdict.model_validate(loads_text(line))
-            except (ValueError, ValidationError):  # a blank or torn line
-                continue
-            if stale(verdict) is None:
-                kept.pop(verdict.key, None)  # the last line of a key wins
-                kept[verdict.key] = line
-        with atomic_file(path) as out:
-            out.write(b"".join(line + b"\n" for line in kept.values()))
+        with locked(path) as fd, open(fd, "rb", closefd=False) as handle:
+            kept: dict[str, bytes] = {}
+            for line in handle.read().splitlines():
+                try:
+                    key = Verdict.model_validate(loads_text(line)).key
+                except (ValueError, ValidationError):  # a blank or torn line
+                    continue
+                kept.pop(key, None)  # the last line of a key wins
+                kept[key] = line
+            with atomic_file(path) as out:
+                out.write(b"".join(line + b"\n" for line in kept.values()))
+    except (OSError, OutputError):
+        return

@@ -8,8 +8,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from llmeval.client.endpoints import ClientConfig
 from llmeval.problems import InputKeys
+from llmeval.runs.layout import shard_file
+from llmeval.runs.pairs import Shard
 from llmeval.sampling import Sampling
-from llmeval.shards import Shard, shard_file
+from llmeval.tasks import IsoDate
+from llmeval.transcripts import ToolSettings
 
 
 class InferOptions(BaseModel):
@@ -31,6 +34,8 @@ class InferOptions(BaseModel):
     progress_interval: float = Field(5.0, gt=0)
     shard: Shard | None = None  # ask only for this shard's pairs, into its own file
     shard_source: str | None = None  # where the shard came from: "--shard", a Slurm array task
+    tools: ToolSettings | None = None  # --tools python: each sample a conversation with calls
+    model_date: IsoDate | None = None  # the model's date (--model-date), kept in the run spec
 
     @property
     def out_file(self) -> str:

@@ -8,7 +8,6 @@ and a torn tail cut only before the first append.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 import time
@@ -25,17 +24,16 @@ from llmeval.errors import (
     ServerError,
     UsageError,
 )
-from llmeval.files import make_folder, write_json_atomic
+from llmeval.files import file_sha256, make_folder, write_json_atomic
 from llmeval.infer.options import InferOptions
 from llmeval.infer.resume import (
-    RunFiles,
-    check_specs,
+    ResumeScan,
+    check_still_one_run,
     present,
     scan_run,
-    spec_path,
-    stored_spec,
+    spec_to_write,
+    writable_spec,
 )
-from llmeval.infer.segments import segment_of
 from llmeval.infer.tally import (
     Tally,
     client_bound_hint,
@@ -45,11 +43,14 @@ from llmeval.infer.tally import (
     show_progress,
     stopwatch,
 )
+from llmeval.infer.tools import tool_loop
 from llmeval.infer.workers import Job, RecordMaker, run_jobs
 from llmeval.jsonl import JsonlAppender
 from llmeval.problems import load_problems
 from llmeval.records import Problem, RunSpec
-from llmeval.shards import Pair, Shard, run_output, shard_of
+from llmeval.runs.layout import run_output, shard_of
+from llmeval.runs.pairs import Pair, Shard
+from llmeval.runs.spec import settings_of
 
 log = logging.getLogger("llmeval")
 
@@ -101,8 +102,7 @@ def unknown_ids(problems: Iterable[Problem], done: set[Pair]) -> set[str]:
 
 def build_spec(opts: InferOptions, model: str, base_urls: list[str]) -> RunSpec:
     """The run spec of these options, the servers as the client shows them (no credentials)."""
-    with Path(opts.input).open("rb") as handle:
-        input_sha256 = hashlib.file_digest(handle, "sha256").hexdigest()
+    input_sha256 = file_sha256(opts.input)
     return RunSpec(
         **opts.sampling.model_dump(),
         model=model,
@@ -114,6 +114,8 @@ def build_spec(opts: InferOptions, model: str, base_urls: list[str]) -> RunSpec:
         input_sha256=input_sha256,
         llmeval_version=__version__,
         shard=str(opts.shard) if opts.shard else None,
+        tools=opts.tools,
+        model_date=opts.model_date,
     )
 
 
@@ -126,15 +128,20 @@ def run_infer(opts: InferOptions) -> int:
             f"--output {output} is a shard's file: give the run's output "
             f"({run_output(output)}) and --shard {shard_of(output)}"
         )
-    spec_path(own)  # a spec that is a link out of its folder: refused before any request
+    if opts.shard and not output.name.endswith(".jsonl"):
+        raise UsageError(
+            f"--output {output} with --shard: name it *.jsonl (its shards go beside it in "
+            f"<name>.shards/, and eval reads the file and that folder as one run)"
+        )
+    writable_spec(own)  # a spec that is a link out of its folder: refused before any request
     make_folder(own.parent)
     with JsonlAppender(own, exclusive=True) as appender:  # a second infer is refused
-        run = scan_run(output, own, opts.shard)
-        extra = unknown_ids(problems, run.done)
+        scan = scan_run(output, own, opts.shard)
+        extra = unknown_ids(problems, scan.done)
         if extra:
             log.warning(
                 "%s holds %d problem ids that %s lacks (kept as they are), e.g. %s",
-                output if len(run.files) == 1 else f"the run {output}",
+                output if len(scan.run.files) == 1 else f"the run {output}",
                 len(extra),
                 opts.input,
                 sorted(extra)[0],
@@ -147,77 +154,91 @@ def run_infer(opts: InferOptions) -> int:
                 len(problems) * opts.n_samples,
             )
         n, shard = opts.n_samples, opts.shard
-        if run.done and not count_missing(problems, n, run.done, shard):
-            _nothing_to_do(opts, problems, run)
+        if scan.done and not count_missing(problems, n, scan.done, shard):
+            _nothing_to_do(opts, problems, scan)
             return EXIT_OK
-        return asyncio.run(_run(opts, problems, appender, run))
+        return asyncio.run(_run(opts, problems, appender, scan))
 
 
-def _nothing_to_do(opts: InferOptions, problems: list[Problem], run: RunFiles) -> None:
-    """Say that every sample is there, asking no server; a run spec with other settings is
-    refused (or, with --force, warned about) as on any resume."""
+def _nothing_to_do(opts: InferOptions, problems: list[Problem], scan: ResumeScan) -> None:
+    """Say that every sample is there, asking no server; a run with other settings is refused
+    (or, with --force, continued) as on any resume, and the own file's spec records the n
+    asked for (a run resumed at a smaller n plans that n, in infer and in eval alike)."""
     n, shard = opts.n_samples, opts.shard
-    models = []
-    for path in run.files:
-        with contextlib.suppress(OSError, LlmevalError, ValueError):  # check_specs says why
-            if (stored := stored_spec(spec_path(path))) is not None:
-                models.append(stored.model)
+    models = [file.spec.model for file in scan.specs if file.spec is not None]
     if opts.model or models:
-        spec = build_spec(opts, opts.model or models[0], [])
-        check_specs(run.own, spec, run.files, force=opts.force, has_output=False)
+        spec = spec_to_write(scan, build_spec(opts, opts.model or models[0], []), force=opts.force)
+        own = next((file.spec for file in scan.specs if file.path == scan.own), None)
+        if scan.own_rows and own is not None:
+            kept = spec.model_copy(update={"server": own.server, "base_urls": own.base_urls})
+            if kept != own:
+                write_json_atomic(writable_spec(scan.own), kept)
     if shard:
         what = f"all {count_missing(problems, n, set(), shard)} samples of shard {shard}"
     else:
         what = f"all {len(problems) * n} samples ({len(problems)} problems x {n})"
-    print(f"infer: nothing to do: {what} are already in {run.where}", flush=True)
+    print(f"infer: nothing to do: {what} are already in {scan.where}", flush=True)
 
 
-def start_line(opts: InferOptions, run: RunFiles, missing: int, owned: int, model: str) -> str:
+def start_line(opts: InferOptions, scan: ResumeScan, missing: int, owned: int, model: str) -> str:
     """What the run is about to do: the samples to request, those already in the run's files
     (of this shard's, and where the shard came from), the file written."""
-    where = run.where
+    where = scan.where
     what = f"{missing} samples to request ({owned - missing} of {owned} already in {where})"
     if opts.shard:
         what = (
             f"shard {opts.shard} (from {opts.shard_source}): {missing} samples to request "
-            f"({owned - missing} of its {owned} already in {where}), writing {run.own}"
+            f"({owned - missing} of its {owned} already in {where}), writing {scan.own}"
         )
     return f"{what}, {opts.client.max_workers} workers, model {model}"
 
 
 async def _run(
-    opts: InferOptions, problems: list[Problem], appender: JsonlAppender, run: RunFiles
+    opts: InferOptions, problems: list[Problem], appender: JsonlAppender, scan: ResumeScan
 ) -> int:
     n, shard = opts.n_samples, opts.shard
-    tally = Tally(total=count_missing(problems, n, run.done, shard))
+    tally = Tally(total=count_missing(problems, n, scan.done, shard))
     owned = count_missing(problems, n, set(), shard) if shard else len(problems) * n
     async with ChatClient(opts.client) as client:
         model = await client.resolve_model(opts.model)
         spec = build_spec(opts, model, [ep.url for ep in client.endpoints])
-        spec = check_specs(run.own, spec, run.files, force=opts.force, has_output=run.own_rows)
-        log.info("%s", start_line(opts, run, tally.total, owned, model))
+        spec = spec_to_write(scan, spec, force=opts.force)
+        log.info("%s", start_line(opts, scan, tally.total, owned, model))
         if tally.total:
             server = await client.identity(model)
+            shown = server if server.model_dump(exclude_none=True) else None
+            spec_file = writable_spec(scan.own)
+            had_spec = spec_file.exists()
+            # written before the first request: a shard started later sees these settings
+            write_json_atomic(spec_file, spec.model_copy(update={"server": shown}))
 
-            def write(line: bytes) -> None:  # the spec and a torn tail wait for the first line
+            def write(line: bytes) -> None:  # the fingerprint and a torn tail: at the first
                 if not tally.written:
+                    check_still_one_run(scan, spec)  # (a shard started at the same moment)
                     info = server.model_copy(update={"system_fingerprint": client.fingerprint})
                     shown = info if info.model_dump(exclude_none=True) else None
-                    write_json_atomic(spec_path(run.own), spec.model_copy(update={"server": shown}))
+                    write_json_atomic(spec_file, spec.model_copy(update={"server": shown}))
                 appender.write_raw(line)
 
-            jobs = plan(problems, n, run.done, opts.sampling.seed, shard)
+            jobs = plan(problems, n, scan.done, opts.sampling.seed, shard)
             records = RecordMaker(model, opts.sampling, problems, opts.client.stream, opts.task,
-                                  segment_of(spec).id, opts.response_key)  # fmt: skip
-            work = run_jobs(jobs, records, client, write, tally)
-            await _with_progress(opts, tally, client, work)
+                                  settings_of(spec).id, opts.response_key)  # fmt: skip
+            try:
+                with tool_loop(opts, client, model, scan.own) as tools:
+                    if tools:
+                        spec = spec.model_copy(update={"sandbox": tools.sandbox.info})
+                    work = run_jobs(jobs, records, client, write, tally, tools)
+                    await _with_progress(opts, tally, client, work)
+            finally:
+                if not tally.written and not scan.own_rows and not had_spec:
+                    spec_file.unlink(missing_ok=True)  # (the empty file goes too: nothing left)
         else:
-            print_summary(tally, run.own, 0.0)
-    if shard or len(run.files) > 1:
-        pairs, files = present(run.output)
+            print_summary(tally, scan.own, 0.0)
+    if shard or len(scan.run.files) > 1:
+        pairs, files = present(scan.run.output)
         whole = len(problems) * n - count_missing(problems, n, pairs)
         mine = owned - count_missing(problems, n, pairs, shard) if shard else None
-        print_run_line(run.output, whole, len(problems) * n, files, shard, mine, owned)
+        print_run_line(scan.run.output, whole, len(problems) * n, files, shard, mine, owned)
     return _outcome(opts, tally)
 
 

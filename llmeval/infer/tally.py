@@ -12,7 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from llmeval.progress import Progress
-from llmeval.shards import Shard
+from llmeval.runs.pairs import Shard
 
 log = logging.getLogger("llmeval")
 

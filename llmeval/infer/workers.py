@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from llmeval.client.chat_client import ChatClient
 from llmeval.client.protocol import (
@@ -25,6 +26,7 @@ from llmeval.client.protocol import (
     build_body,
 )
 from llmeval.infer.tally import Tally
+from llmeval.infer.tools import Conversation, ToolLoop
 from llmeval.problems import user_message
 from llmeval.records import Generation, Problem, Usage
 from llmeval.sampling import Sampling
@@ -63,7 +65,7 @@ class RecordMaker:
     problems: list[Problem]
     stream: bool = True
     task: str | None = None
-    settings: str | None = None  # the id of the run spec's settings
+    settings_id: str | None = None  # the id of the settings it draws under (rows record it)
     response_key: str | None = None  # upstream readers' name for the text, written as well
 
     @cached_property
@@ -71,15 +73,20 @@ class RecordMaker:
         """Each problem's user message."""
         return [user_message(p, self.sampling.prompt_template) for p in self.problems]
 
-    def body(self, job: Job) -> bytes:
-        """The request body of a job."""
+    def messages(self, job: Job) -> list[dict[str, Any]]:
+        """The system prompt, if any, and the job's user message."""
         system = self.sampling.system_prompt
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": self.prompts[job.problem]})
+        return messages
+
+    def body(self, job: Job) -> bytes:
+        """The request body of a job."""
+        messages = self.messages(job)
         return build_body(self.model, messages, self.sampling, seed=job.seed, stream=self.stream)
 
-    def line(self, job: Job, reply: Reply) -> bytes:
-        """The output line of a job's reply."""
+    def line(self, job: Job, reply: Reply, talk: Conversation | None = None) -> bytes:
+        """The output line of a job's reply (a conversation's, when it used tools)."""
         problem = self.problems[job.problem]
         gen = Generation(
             problem_id=problem.id,
@@ -98,9 +105,11 @@ class RecordMaker:
             model=self.model,
             endpoint=reply.endpoint,
             task=self.task,
-            settings=self.settings,
+            settings=self.settings_id,
             meta=problem.extras,
         )
+        if talk is not None:
+            gen.turns, gen.tool_calls, gen.out_of_calls = talk.turns, talk.calls, talk.out_of_calls
         if self.response_key and self.response_key != "gen":  # upstream readers' name, as well
             data = gen.model_dump(mode="json", exclude_none=True)
             data[self.response_key] = reply.text
@@ -114,21 +123,28 @@ async def run_jobs(
     client: ChatClient,
     write: Callable[[bytes], None],
     tally: Tally,
+    tools: ToolLoop | None = None,
 ) -> None:
-    """Run `jobs` through the client's workers; `write` gets each finished line."""
+    """Run `jobs` through the client's workers (each a conversation, with `tools`); `write`
+    gets each finished line."""
 
     def stop() -> None:
         for task in tasks:
             task.cancel()
 
     async def ask(job: Job) -> None:
+        talk = None
         try:
-            reply = await client.complete(records.body(job))
+            if tools is None:
+                reply = await client.complete(records.body(job))
+            else:
+                talk = await tools.converse(records.messages(job), job.seed)
+                reply = talk.reply()
         except FatalServerError as exc:
             tally.fatal = str(exc)
             stop()
             return
-        except ChatFailure as exc:  # not written: a rerun asks again
+        except (ChatFailure, OSError) as exc:  # not written: a rerun asks again
             tally.failed += 1
             if isinstance(exc, ContextLengthError):
                 tally.context_length += 1
@@ -137,7 +153,7 @@ async def run_jobs(
                 tally.failures.append(f"{records.problems[job.problem].id}#{job.sample_idx}: {exc}")
             return
         try:
-            write(records.line(job, reply))
+            write(records.line(job, reply, talk))
         except Exception:
             stop()  # e.g. disk full: nothing more can be kept, so stop asking
             raise

@@ -38,14 +38,18 @@ def _text(text: str, cls: str, anchor: str = "middle", **attrs: object) -> str:
 
 
 def nice_ticks(lo: float, hi: float) -> list[float]:
-    """About five round tick values covering [lo, hi]."""
+    """About five round tick values covering [lo, hi] (its two ends where the span is too small
+    for floats to step through: a cost of 1e-321 dollars)."""
     if hi <= lo:
         hi = lo + 1.0
     raw = (hi - lo) / 5
+    if not 1e-290 < raw < 1e290:
+        return [lo, hi]
     mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10, 20) if m * mag >= raw)
     first = math.ceil(lo / step - 1e-9) * step
-    return [round(first + i * step, 10) for i in range(int((hi - first) / step + 1e-9) + 1)]
+    count = int((hi - first) / step + 1e-9) + 1
+    return [float(f"{first + i * step:.10g}") for i in range(count)]  # (0.1 * 3 is 0.3)
 
 
 def fmt_num(v: float) -> str:
@@ -96,35 +100,62 @@ TITLE_CHARS = 60  # a title line at most this long fits the chart's width (12px 
 TITLE_LINE = 14  # pixels between title lines
 
 
-def _svg(title: str, body: list[str]) -> str:
+def _svg(title: str, body: list[str], below: int = 0) -> str:
     """The chart: its title on as many lines as it needs above the plot (a long task or model
-    name is never cut at the edge), the plot moved down by the lines added."""
+    name is never cut at the edge), the plot moved down by the lines added; `below` pixels
+    more under it (a legend there)."""
     lines = textwrap.wrap(title, TITLE_CHARS) or [""]
     extra = TITLE_LINE * (len(lines) - 1)
     head = tag("title", escape(title)) + "".join(
         _text(line, "title", "start", x=8, y=18 + TITLE_LINE * i) for i, line in enumerate(lines)
     )
-    opened = SVG_OPEN if not extra else SVG_OPEN.replace(f"0 0 {W} {H}", f"0 0 {W} {H + extra}")
-    opened = opened.replace(f'height="{H}"', f'height="{H + extra}"')
+    height = H + extra + below
+    opened = SVG_OPEN.replace(f"0 0 {W} {H}", f"0 0 {W} {height}")
+    opened = opened.replace(f'height="{H}"', f'height="{height}"')
     plot = (
         "".join(body) if not extra else f'<g transform="translate(0 {extra})">{"".join(body)}</g>'
     )
     return f"{opened}{head}{plot}</svg>"
 
 
+LEGEND_ROW = 14  # pixels between legend lines
+LEGEND_X = 12  # where a row of the legend under the plot starts
+CHAR_PX = 6.8  # at least the width of a character of the legend's 10px font (6.5 in Chromium)
+# a longer name is cut in the legend under the plot (whole in its tooltip)
+LEGEND_CHARS = int((W - RIGHT - LEGEND_X - 22) / CHAR_PX)
+
+
 def _legend(entries: Sequence[tuple[str, str, bool]], low: bool = False) -> list[str]:
     """(name, color, dashed) entries at the top right, or just above the x axis if `low`."""
     out = []
     x = W - RIGHT - 4
-    y0 = H - BOTTOM - 10 - 14 * (len(entries) - 1) if low else TOP + 4
+    y0 = H - BOTTOM - 10 - LEGEND_ROW * (len(entries) - 1) if low else TOP + 4
     for i, (name, color, dashed) in enumerate(entries):
-        y = y0 + 14 * i
-        style = DASH if dashed else {}
-        out.append(
-            tag("line", x1=x - 18, x2=x, y1=y, y2=y, stroke=color, stroke_width=2.5, **style)
-        )
-        out.append(_text(name, "legend", "end", x=x - 22, y=y + 4))
+        out += _key(x - 18, y0 + LEGEND_ROW * i, color, dashed)
+        out.append(_text(name, "legend", "end", x=x - 22, y=y0 + LEGEND_ROW * i + 4))
     return out
+
+
+def _key(x: float, y: float, color: str, dashed: bool) -> list[str]:
+    style = DASH if dashed else {}
+    return [tag("line", x1=x, x2=x + 18, y1=y, y2=y, stroke=color, stroke_width=2.5, **style)]
+
+
+def _legend_below(entries: Sequence[tuple[str, str, bool]]) -> tuple[list[str], int]:
+    """(name, color, dashed) entries in rows under the plot and its x label, where they cover
+    no data however many there are: the elements and the height they take."""
+    out: list[str] = []
+    x, y = float(LEGEND_X), H + 6.0
+    for name, color, dashed in entries:
+        shown = name if len(name) <= LEGEND_CHARS else name[: LEGEND_CHARS - 1] + "…"
+        width = 22 + CHAR_PX * len(shown)
+        if x > LEGEND_X and x + width > W - RIGHT:
+            x, y = float(LEGEND_X), y + LEGEND_ROW
+        out += _key(x, y, color, dashed)
+        out.append(tag("text", tag("title", escape(name)) + escape(shown), class_="legend",
+                       text_anchor="start", x=x + 22, y=y + 4))  # fmt: skip
+        x += width + 12
+    return out, int(y - H + LEGEND_ROW) if entries else 0
 
 
 def line_chart(
@@ -136,17 +167,18 @@ def line_chart(
     *,
     dashed: Collection[str] = (),
     y_range: tuple[float, float] | None = None,
-    legend_low: bool = False,
+    legend: str = "top",
 ) -> str:
     """Named lines over shared xs (log2 scale) with point markers whose tooltips give the
-    values; a NaN breaks its line."""
+    values; a NaN breaks its line. The legend at the top right, `low` (above the x axis) or
+    `below` the plot."""
     ys = [y for line in lines.values() for y in line if not math.isnan(y)]
     if not xs or not ys:
         return _svg(title, [_text("no data", "label", x=W / 2, y=H / 2)])
     y_lo, y_hi = y_range or (min(0.0, *ys), max(ys) * 1.08 or 1.0)
     frame = _Frame(min(xs), max(xs), y_lo, y_hi, log2_x=True)
     body = frame.axes(sorted(set(xs)), nice_ticks(y_lo, y_hi), x_label, y_label)
-    legend = [(name, color, name in dashed) for name, color in zip(lines, PALETTE, strict=False)]
+    keys = [(name, color, name in dashed) for name, color in zip(lines, PALETTE, strict=False)]
     for (name, line), color in zip(lines.items(), PALETTE, strict=False):
         style = DASH if name in dashed else {}
         for broken, run in groupby(zip(xs, line, strict=True), key=lambda p: math.isnan(p[1])):
@@ -159,7 +191,10 @@ def line_chart(
             )
             for x, y, tip in points:
                 body.append(tag("circle", tag("title", escape(tip)), cx=x, cy=y, r=3, fill=color))
-    return _svg(title, body + _legend(legend, legend_low))
+    if legend == "below":
+        under, height = _legend_below(keys)
+        return _svg(title, body + under, height)
+    return _svg(title, body + _legend(keys, legend == "low"))
 
 
 def _bar(frame: _Frame, lo: float, hi: float, value: float, tip: str, **style: object) -> str:

@@ -5,6 +5,7 @@ A problem's samples count as eval's statistics count them (`metrics.Outcome`).""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from statistics import quantiles, stdev
@@ -13,7 +14,7 @@ from typing import Any
 from llmeval.errors import display_url
 from llmeval.evaluate import metrics
 from llmeval.evaluate.metrics import Outcome, fraction_correct, group_by_problem, mean
-from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate.reading import InputRun
 from llmeval.evaluate.samples import Sample, Texts
 from llmeval.evaluate.scoring import outcome
 from llmeval.records import TaskScore
@@ -184,7 +185,9 @@ def problem_keys(source: InputRun) -> dict[str, str]:
     """problem id -> what matches it across runs with other ids: its id in the task's data
     (found by its text), else its text."""
     pids = {s.problem_id for s in source.samples}
-    return {pid: source.reference_ids.get(pid) or source.prompts.get(pid) or pid for pid in pids}
+    return {
+        pid: source.reference.match.ids.get(pid) or source.prompts.get(pid) or pid for pid in pids
+    }
 
 
 def compare(run: Run, baseline: Run, policy: str | None = None) -> list[PairedDiff]:
@@ -193,13 +196,15 @@ def compare(run: Run, baseline: Run, policy: str | None = None) -> list[PairedDi
     policy = policy or run.policy
     mine, theirs = run.problems(policy), baseline.problems(policy)
     diffs = []
+    tasks = Counter(f.task.name for side in (run, baseline) for f in side.files.values())
     for label, source in sorted(run.files.items()):
         for other, base in sorted(baseline.files.items()):
             if source.task.name != base.task.name:
                 continue
             run_keys, base_keys = problem_keys(source), problem_keys(base)
             pairs = pair_problems(mine[label], theirs[other], run_keys, base_keys)
-            title = label if label == other else f"{label} vs {other}"
+            # a task with one run a side is named by its task; else each run by its name
+            title = source.task.name if tasks[source.task.name] == 2 else f"{label} vs {other}"
             diff = paired_diff(title, mine[label], theirs[other], pairs)
             diffs.append(replace(diff, differs=spec_differences(source, base)))
     return diffs

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 
-from llmeval.evaluate.labels import run_labels, setting_labels
 from llmeval.evaluate.run import EvalResult
 from llmeval.report.data import Run
+from llmeval.runs.names import run_names, setting_labels
 
 
 def run_from_eval(result: EvalResult, label: str | None = None) -> Run:
     """A report run: the runs eval read (with their texts) by label, and eval's scores."""
-    labels = run_labels(result.report.tasks)
+    labels = [str(name) for name in run_names(result.report.tasks)]
     return Run(
         label=label or ", ".join(dict.fromkeys(r.model for r in result.runs)),
         policy=result.report.policy,

@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from llmeval.report.charts import PALETTE, _Frame, _legend, _svg, nice_ticks, tag
+from llmeval.report.charts import PALETTE, _Frame, _legend_below, _svg, nice_ticks, tag
 
 
 def scatter(
     title: str, x_label: str, y_label: str, points: Sequence[tuple[str, float, float, float]]
 ) -> str:
-    """(name, x, y, y's stderr) points over x from 0 and y in 0-1, each with a ±1 stderr bar."""
+    """(name, x, y, y's stderr) points over x from 0 and y in 0-1, each with a ±1 stderr bar;
+    the legend below the plot."""
     x_hi = max((x for _, x, _, _ in points), default=0.0) * 1.1 or 1.0
     frame = _Frame(0.0, x_hi, 0.0, 1.0, log2_x=False)
     body = frame.axes(nice_ticks(0.0, x_hi), nice_ticks(0.0, 1.0), x_label, y_label)
@@ -25,4 +26,5 @@ def scatter(
         body.append(tag("circle", tag("title", escape(tip)), cx=px, cy=frame.py(y), r=4.5,
                         fill=color))  # fmt: skip
         legend.append((name, color, False))
-    return _svg(title, body + _legend(legend, low=True))
+    under, height = _legend_below(legend)  # under the plot: never over a point
+    return _svg(title, body + under, height)

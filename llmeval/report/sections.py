@@ -11,24 +11,19 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from llmeval.evaluate import headline
-from llmeval.evaluate.labels import shard_layout
-from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate import headline, live
+from llmeval.evaluate.cutoff import cutoff_lines
+from llmeval.evaluate.headline import pct
+from llmeval.evaluate.reading import InputRun
 from llmeval.records import TaskScore
 from llmeval.report import charts as sc
 from llmeval.report import data as rd
+from llmeval.runs.names import shard_layout
 
 SPEC_FIELDS = ("model", "n_samples", "temperature", "top_p", "top_k", "min_p", "max_tokens",
                "reasoning_effort", "thinking_budget", "seed", "system_prompt", "prompt_template",
-               "extra_body", "llmeval_version")  # fmt: skip
+               "extra_body", "tools", "sandbox", "llmeval_version")  # fmt: skip
 JUDGE_ROWS = 500  # overturned samples shown at most
-
-
-def pct(v: float | None, digits: int = 1) -> str:
-    """0.4567 -> '45.7'; missing -> '–'."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "–"
-    return f"{100 * v:.{digits}f}"
 
 
 def table(head: Sequence[str], rows: Sequence[Sequence[object]], cls: str = "") -> str:
@@ -61,8 +56,9 @@ def overview(run: rd.Run, meta: dict[str, str]) -> str:
         [label, s.model, s.n_problems, s.n_samples, *(column.cell(s) for column in columns)]
         for label, s in zip(labels, scores, strict=True)
     ]
-    lines = [headline.title(run.policy), *headline.notes(scores, labels)]
+    lines = [headline.title(run.policy), *headline.notes(scores, labels), *cutoff_lines(scores)]
     groups = "".join(_groups(label, s) for label, s in zip(labels, scores, strict=True))
+    groups += _tools(labels, scores)
     specs = "".join(_spec(task, f) for task, f in sorted(run.files.items()) if f.spec is not None)
     scored = {f"problems of {label}": f"{s.problems_file} (SHA-256 {s.problems_sha256})"
               for label, s in zip(labels, scores, strict=True) if s.problems_sha256}  # fmt: skip
@@ -71,7 +67,21 @@ def overview(run: rd.Run, meta: dict[str, str]) -> str:
     )
     facts = f'<dl class="facts">{facts}</dl>'
     table_ = table(head, rows, "scores")
-    return section("overview", "Overview", facts, table_, *map(note, lines), groups, specs)
+    return section(
+        "overview", "Overview", _in_progress(labels, scores), facts, table_, *map(note, lines),
+        groups, specs,
+    )  # fmt: skip
+
+
+def _in_progress(labels: list[str], scores: list[TaskScore]) -> str:
+    """The headline of runs not yet complete: coverage and the complete-rounds estimate
+    avg@k ± se (eval --follow's line), not the mean over finished samples, which reads high."""
+    lines = [
+        f'<p class="headline">{escape(label)}: {escape(live.progress_text(s))}</p>'
+        for label, s in zip(labels, scores, strict=True)
+        if not s.complete
+    ]
+    return "".join(lines) + note(live.NO_ROUND_NOTE) if lines else ""
 
 
 def _groups(task: str, s: TaskScore) -> str:
@@ -85,6 +95,19 @@ def _groups(task: str, s: TaskScore) -> str:
             inner = table([name, "problems", "accuracy %"], rows, "scores")
             out += details(f"{task}: accuracy by {name}", inner, "spec")
     return out
+
+
+def _tools(labels: list[str], scores: list[TaskScore]) -> str:
+    """How the runs drawn with tools used them (eval's figures)."""
+    rows = [
+        [label, f"{t.with_calls} of {t.samples}", f"{t.calls_per_sample:.2f}",
+         pct(t.error_rate), pct(t.timeout_rate), t.out_of_calls, t.answer_in_output]
+        for label, s in zip(labels, scores, strict=True)
+        if (t := s.tools) is not None and t.calls_per_sample is not None
+    ]  # fmt: skip
+    head = ["run", "samples with calls", "calls per sample", "errors %", "timeouts %",
+            "ran out of calls", "answer only in a tool output (not scored)"]  # fmt: skip
+    return table(head, rows, "scores") if rows else ""
 
 
 def _spec(task: str, source: InputRun) -> str:
@@ -142,7 +165,7 @@ def task_charts(run: rd.Run, task: str) -> list[str]:
         out += [
             sc.line_chart(f"{task}: pass@k and maj@k", "k", "score",
                           pm["k"], {"pass@k": pm["pass"], "maj@k": pm["maj"]},
-                          y_range=(0.0, 1.0), legend_low=True),
+                          y_range=(0.0, 1.0), legend="low"),
             sc.line_chart(f"{task}: standard error vs samples per problem", "n samples",
                           "standard error", se["n"], errors, dashed={"observed spread"}),
         ]  # fmt: skip
@@ -157,7 +180,7 @@ def task_charts(run: rd.Run, task: str) -> list[str]:
             sc.line_chart(f"{task}: accuracy under a length cap", "max completion tokens",
                           "fraction", cap["cap"],
                           {"accuracy": cap["accuracy"], "truncated": cap["truncated"]},
-                          dashed={"truncated"}, y_range=(0.0, 1.0)),
+                          dashed={"truncated"}, y_range=(0.0, 1.0), legend="below"),
             sc.histogram(f"{task}: completion length", "completion tokens", "samples",
                          hist["edges"], {"correct": hist["correct"], "wrong": hist["wrong"]}),
         ]  # fmt: skip

@@ -50,8 +50,16 @@ def _mean(value: float | None) -> str:
     return "–" if value is None else f"{value:,.0f}"
 
 
-def _dollars(value: float | None) -> str:
-    return "–" if value is None else f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+def dollars(value: float | None) -> str:
+    """`$1,234.50`; under a dollar two significant digits (`$0.000043`, not `$0.0000`), and
+    below a millionth of a dollar in powers of ten (`$4.3e-09`)."""
+    if value is None:
+        return "–"
+    if value >= 1 or value == 0:
+        return f"${value:,.2f}"
+    if value < 1e-6:
+        return f"${value:.2g}"
+    return f"${value:.{1 - math.floor(math.log10(value))}f}"
 
 
 def tokens_section(run: rd.Run, prices: Prices | None = None) -> str:
@@ -73,7 +81,7 @@ def tokens_section(run: rd.Run, prices: Prices | None = None) -> str:
         row += [_mean(_tokens(score, name)) for name in reported]
         if prices:
             cost = costs[label] = run_cost(source.samples, prices)
-            row += [_dollars(cost), _dollars(None if cost is None else cost / len(source.samples))]
+            row += [dollars(cost), dollars(None if cost is None else cost / len(source.samples))]
         rows.append(row)
     how = "Means per sample over the samples whose rows report each count"
     if "reasoning" in reported:

@@ -110,7 +110,6 @@ class VerifyPool:
         self.timeout_s = timeout_s
         self.memory_bytes = memory_mb * 1024 * 1024 if memory_mb else None
         self.ctx = _context()
-        self.replaced = 0
         self.busy_machine = 0  # pairs stopped by the wall-clock backstop: not final
         self.lost = 0  # pairs whose worker died twice: `error`, not final
         self._retried: set[str] = set()  # pairs whose worker died once
@@ -207,7 +206,6 @@ class VerifyPool:
     ) -> _Worker:
         """Kill `worker`, report its task with `status`, and start a fresh worker."""
         worker.kill()
-        self.replaced += 1
         if not worker.ready:
             self._startup_failures += 1
             if self._startup_failures > 3:

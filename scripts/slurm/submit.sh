@@ -15,6 +15,8 @@
 #   MODEL         the model the servers load (path or hub name)                     [required]
 #   SHARDS        array tasks: the shards of the run, one server each                    [4]
 #   OUTPUT_DIR    where every task writes: a folder all nodes share [output/<MODEL name> here]
+#                 (the name as run_infer.sh makes it: MODEL's last part, other characters than
+#                 letters, digits, '.', '_', '-' as '_', so that it stays inside output/)
 #   SERVER_ARGS   model_server.sh's EXTRA_ARGS (e.g. --reasoning-parser deepseek_r1)
 #   INFER_ARGS    run_infer.sh's EXTRA_ARGS (llmeval infer flags)
 #   SBATCH_ARGS   more sbatch flags for both jobs (e.g. --partition gpu --account lab)
@@ -27,10 +29,14 @@ die() { echo "submit.sh: error: $*" >&2; exit 2; }
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 export LLMEVAL_ROOT=${LLMEVAL_ROOT:-$(cd "$HERE/../.." && pwd)}
+source "$HERE/../lib.sh" # safe_name: run_infer.sh's rule for a folder named after the model
 [[ -n "${MODEL:-}" ]] || die "set MODEL, the model the servers load"
 SHARDS=${SHARDS:-4}
-[[ "$SHARDS" =~ ^[0-9]+$ ]] && ((SHARDS >= 1)) || die "SHARDS must be a whole number from 1, got '$SHARDS'"
-OUTPUT_DIR=${OUTPUT_DIR:-output/$(basename "$MODEL")}
+# decimal digits, as --shard K/N reads N (08 is 8 and 010 is 10, never octal)
+[[ "$SHARDS" =~ ^[0-9]{1,9}$ ]] && ((10#$SHARDS >= 1)) ||
+  die "SHARDS must be a whole number from 1 to 999999999 in decimal digits, got '$SHARDS'"
+SHARDS=$((10#$SHARDS))
+OUTPUT_DIR=${OUTPUT_DIR:-output/$(safe_name "$MODEL")} # (MODEL=.. cannot name the folder here)
 [[ "$OUTPUT_DIR" == /* ]] || OUTPUT_DIR=$PWD/$OUTPUT_DIR # the jobs may start elsewhere
 export OUTPUT_DIR MODEL
 read -r -a SBATCH <<<"${SBATCH_ARGS:-}"

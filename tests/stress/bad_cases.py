@@ -26,6 +26,7 @@ def _gen(pid: str, idx: int, gen: str = "so \\boxed{2}", answer: object = "2") -
 
 GOOD = _rows(*[_gen(p["id"], k, answer=p["answer"]) for p in PROBLEMS for k in (0, 1)])
 INPUT = _rows(*PROBLEMS)
+NAN = float("nan")
 DEEP = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 HUGE = b"x" * (8 << 20)  # an 8 MB line that is not JSON
 BINARY = bytes(range(256)) * 64
@@ -134,7 +135,8 @@ def read_only(what: str) -> Callable[[Path, Env], Setup]:
             path = _write(ro / "aime24_run.jsonl", _rows(_gen("p1", 0, "\\boxed{x+1}")))
             setup = Setup(["eval", str(path), "--no-progress"], path, str(ro))
         elif what == "export":
-            export = _write(ro / "v.jsonl", b'{"an": "earlier export"}\n')
+            row = b'{"problem_id": "p1", "status": "correct", "correct": true, "pred": "1"}\n'
+            export = _write(ro / "v.jsonl", row)  # an earlier export (another file: refused)
             setup = Setup(["eval", str(gen), "--no-progress", "--export-verdicts", str(export)],
                           export, str(export))  # fmt: skip
         elif what == "result":
@@ -272,11 +274,41 @@ def not_utf8_names(cmd: str) -> Callable[[Path, Env], Setup]:
 
 
 P0, P1, *_ = INPUT.splitlines(keepends=True)
+
+
+def forged_cache_line(fields: dict) -> Callable[[Path, Env], Setup]:
+    """A verdict cache line someone forged (a NaN deadline was reused under any --timeout):
+    one error naming the cache's line, the cache unchanged."""
+
+    def build(d: Path, env: Env) -> Setup:
+        path = _write(d / "aime24_run.jsonl", _rows(_gen("p1", 0, "\\boxed{x+1}")))
+        line = {"key": "a" * 32, "status": "timeout", "pred": "x+1", "gold": "2"} | fields
+        cache = _write(Path(f"{path}.verdicts.jsonl"), _rows(line))
+        return Setup(["eval", str(path), "--no-progress"], cache, f"{cache}:1")
+
+    return build
+
+
+def output_over(cmd: str, flag: str, kind: str) -> Callable[[Path, Env], Setup]:
+    """An output flag naming another run's generation file, run spec or verdict cache (any
+    name): refused, the file unchanged."""
+
+    def build(d: Path, env: Env) -> Setup:
+        gen = _write(d / "aime24_run.jsonl", GOOD)
+        other = {"rows": GOOD, "spec": b'{\n  "model": "m",\n  "n_samples": 2\n}\n',
+                 "verdicts": b'{"key": "a", "status": "correct"}\n'}[kind]  # fmt: skip
+        target = _write(d / "keep.dat", other)
+        return Setup([cmd, str(gen), "--no-progress", flag, str(target)], target, str(target))
+
+    return build
+
+
 G0, G1, G2, *_ = GOOD.splitlines(keepends=True)
 WRONG_TYPE = json.dumps({**PROBLEMS[2], "answer": ["4"]}).encode() + b"\n"
 NO_ANSWER = json.dumps({"id": "p9", "problem": "What?"}).encode() + b"\n"
 GEN_DICT = json.dumps({"problem_id": "p1", "sample_idx": 2, "answer": "2", "gen": {}}).encode()
 NO_GOLD = json.dumps({"problem_id": "p1", "sample_idx": 2, "gen": "\\boxed{2}"}).encode()
+LM_EVAL = b'{"doc_id": 0, "doc": {"answer": "2"}, "resps": [["\\boxed{2}"]], "target": "2"}\n'
 GOLD_ROW = b'{"problem_id": "p1", "sample_idx": 0, "gold": "2", "gen": "\\boxed{2}"}\n'
 BAD_IDX = json.dumps({"problem_id": "p1", "sample_idx": "two", "answer": "2", "gen": ""}).encode()
 
@@ -348,7 +380,26 @@ CASES = [
     Case("eval: the file is a FIFO", fifo("eval"), 2),
     Case("eval: the verdict cache is a FIFO", fifo("cache"), 2),
     Case("eval: a file name that is not UTF-8", not_utf8_names("eval"), 0),
+    Case("eval: a cached timeout whose deadline is NaN", forged_cache_line({"timeout_s": NAN}), 2),
+    Case("eval: a cached deadline written as text", forged_cache_line({"timeout_s": "600"}), 2),
+    Case("eval: a cached verdict of an unknown status", forged_cache_line({"status": "yes"}), 2),
+    Case(
+        "eval: --result-json names another run's rows",
+        output_over("eval", "--result-json", "rows"),
+        2,
+    ),
+    Case(
+        "eval: --export-verdicts names a run spec",
+        output_over("eval", "--export-verdicts", "spec"),
+        2,
+    ),
+    Case(
+        "eval: a dotted key with a digit int cannot read (resps.0.²)",
+        judged("eval", LM_EVAL, 1, "--response-key", "resps.0.²"),
+        2,
+    ),
     # report
+    Case("report: --out names a verdict cache", output_over("report", "--out", "verdicts"), 2),
     Case("report: non-JSON line in the middle", judged("report", G0 + b"nope\n" + G1, 2), 2),
     Case("report: binary file", judged("report", BINARY, 1), 2),
     Case("report: read-only folder for --out", read_only("report"), 5),

@@ -78,6 +78,7 @@ class Completion:
     finish_reason: str
     completion_tokens: int
     reasoning_tokens: int = 0  # of completion_tokens, those of the reasoning
+    tool_calls: tuple[dict, ...] = ()  # OpenAI function calls (tests/support/tool_model.py)
 
     @property
     def text(self) -> str:

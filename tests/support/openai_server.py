@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.support import bad_replies, http11, replies
+from tests.support import bad_replies, http11, replies, tool_model
 from tests.support.fake_model import Completion, FakeModel, count_tokens
 from tests.support.faults import FaultPicker
 
@@ -48,6 +48,7 @@ class ServerConfig:
     huge_bytes: int = 64 << 20  # the size of a "huge" reply (which ignores max_tokens)
     fault_seed: int = 0
     api_key: str | None = None  # when set, require "Authorization: Bearer <key>"
+    echo_auth: bool = False  # a refusal quotes the Authorization header and its key (gateways do)
     judge: tuple[tuple[str, str], ...] = ()  # (regex, reply): a scripted judge (fake_model)
     # what it says about itself: vLLM's /version (None: 404), the replies' system_fingerprint,
     # usage.completion_tokens_details.reasoning_tokens
@@ -55,6 +56,7 @@ class ServerConfig:
     fingerprint: str | None = "fp_llmeval_test"
     reasoning_tokens: bool = True
     wrong_longer: bool = False  # wrong answers longer than right ones (fake_model)
+    tools: bool = False  # play a model that runs Python (tool_model), in both protocols
 
 
 class OpenAIServer:
@@ -134,12 +136,14 @@ class OpenAIServer:
         self.stats[f"{req.method} {req.path}"] += 1
         ka = req.keep_alive
         key = self.config.api_key
-        if key is not None:
+        if key is not None and req.path.startswith("/v1/"):  # (vLLM's /health needs no key)
             self.auth_seen.add(req.headers.get("authorization", ""))
-            if req.headers.get("authorization") != f"Bearer {key}":
-                msg = replies.error(
-                    "Unauthorized: bad or missing API key", "AuthenticationError", 401
-                )
+            sent = req.headers.get("authorization", "")
+            if sent != f"Bearer {key}":
+                text = "Unauthorized: bad or missing API key"
+                if self.config.echo_auth:
+                    text += f" (Authorization: {sent}; key {sent.partition(' ')[2]} unknown)"
+                msg = replies.error(text, "AuthenticationError", 401)
                 writer.write(http11.json_response(401, msg, keep_alive=ka))
                 return True, False
         if req.method == "GET" and req.path in ("/health", "/v1/health"):
@@ -204,7 +208,11 @@ class OpenAIServer:
         if fault == "huge":
             await bad_replies.send_huge(writer, bool(body.get("stream")), cfg.huge_bytes, ka)
             return True, False
-        done = self.model.complete(int(body.get("seed") or 0), prompt, max_tokens)
+        if cfg.tools and tool_model.is_tool_request(body):
+            self.stats["tool turns"] += 1
+            done = tool_model.complete(body, self.model.gold_for(prompt))
+        else:
+            done = self.model.complete(int(body.get("seed") or 0), prompt, max_tokens)
         usage = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": done.completion_tokens,

@@ -33,9 +33,11 @@ def context_error(limit: int, prompt_tokens: int, max_tokens: int | None) -> dic
 
 def message(done: Completion, reasoning_field: str | None) -> dict[str, Any]:
     """The assistant message, reasoning split into `reasoning_field` when one is given."""
+    calls = {"tool_calls": list(done.tool_calls)} if done.tool_calls else {}
     if reasoning_field is None:
-        return {"role": "assistant", "content": done.text}
-    return {"role": "assistant", "content": done.content, reasoning_field: done.reasoning or None}
+        return {"role": "assistant", "content": done.text, **calls}
+    return {"role": "assistant", "content": done.content, reasoning_field: done.reasoning or None,
+            **calls}  # fmt: skip
 
 
 def completion(
@@ -99,7 +101,21 @@ def events(
         else:
             parts = tokens(done.text)
         yield from token_events("content", parts)
+        yield from _call_deltas(done.tool_calls, delta)
         yield delta({}, done.finish_reason)
     if usage is not None:
         yield event([], usage=usage)
     yield b"data: [DONE]\n\n"
+
+
+def _call_deltas(calls: tuple[dict, ...], delta: Any) -> Iterator[bytes]:
+    """Function calls as a stream sends them: id and name first, the arguments in pieces."""
+    for index, call in enumerate(calls):
+        head = {"index": index, "id": call["id"], "type": "function",
+                "function": {"name": call["function"]["name"], "arguments": ""}}  # fmt: skip
+        yield delta({"tool_calls": [head]})
+        arguments = call["function"]["arguments"]
+        third = max(1, len(arguments) // 3)
+        for start in range(0, len(arguments), third):
+            piece = {"index": index, "function": {"arguments": arguments[start : start + third]}}
+            yield delta({"tool_calls": [piece]})

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from llmeval.evaluate.runs import InputRun
+from llmeval.evaluate.reading import InputRun
 from llmeval.evaluate.samples import Sample, Texts
 from llmeval.evaluate.scoring import task_score
 from llmeval.records import RunSpec
@@ -84,7 +84,7 @@ def make_file(
             pid = f"{task}-{p}"
             sample = Sample(pid, i, gold, pred, truncated, tokens, meta, texts=texts)
             sample.status = dict.fromkeys(POLICIES, status)
-            source.samples.append(sample)
+            source.parts[0].samples.append(sample)
             source.prompts.setdefault(pid, prompt)
     return source
 

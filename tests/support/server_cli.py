@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fault-seed", type=int, default=0)
     p.add_argument("--huge-bytes", type=int, default=64 << 20, help="size of a 'huge' reply")
     p.add_argument("--api-key", help="require this bearer token")
+    p.add_argument("--tools", action="store_true", help="play a model that runs Python")
     return p
 
 
@@ -72,6 +73,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         fault_seed=args.fault_seed,
         huge_bytes=args.huge_bytes,
         api_key=args.api_key,
+        tools=args.tools,
     )
 
 
