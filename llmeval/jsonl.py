@@ -28,15 +28,15 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield (line number, raw line without newline, is_unterminated) for non-blank lines.
-
-    Only the file's last line can be unterminated. A missing file is an `InputError`.
-    """
+    """Yield (line number, raw line, is_unterminated) for non-blank lines. A line keeps its
+    newline (JSON reads past it: a copy of every line cut would cost more than the parse's
+    own string building); only the file's last line can be unterminated. A missing file is an
+    `InputError`."""
     # lines are long: 8 KB reads cost 4x
     with open(open_regular(path), "rb", buffering=1 << 20) as handle:
         for lineno, raw in enumerate(handle, start=1):
-            body = raw.rstrip(b"\r\n") if lineno > 1 else without_bom(raw.rstrip(b"\r\n"), path)
-            if body.strip():
+            body = raw if lineno > 1 else without_bom(raw, path)
+            if body and not body.isspace():
                 yield lineno, body, not raw.endswith(b"\n")
 
 

@@ -162,7 +162,7 @@ def test_golds_the_verifier_cannot_read_are_listed_and_refused(tmp_path: Path, c
         ("results.json", json.dumps({
             "0": {"problem": "Compute $1+2$, please.", "answer": "3", "responses": ["3"]},
             "1": {"problem": "Compute $2^{10}$.", "answer": "1024", "responses": ["x", "y"]},
-        }, indent=2), "JSON (SkyThought results.json)"),
+        }, indent=2), "JSON (SkyThought results)"),
     ],
 )  # fmt: skip
 def test_csv_jsonl_and_generation_files_become_tasks(
@@ -176,7 +176,7 @@ def test_csv_jsonl_and_generation_files_become_tasks(
     assert [(p["problem"], p["answer"]) for p in problems] == [
         ("Compute $1+2$, please.", "3"), ("Compute $2^{10}$.", "1024")
     ]  # fmt: skip
-    ids = {"CSV": ["q1", "q2"], "JSON (SkyThought results.json)": ["0", "1"]}
+    ids = {"CSV": ["q1", "q2"], "JSON (SkyThought results)": ["0", "1"]}
     assert [p["id"] for p in problems] == ids.get(form, ["two/1", "two/2"])
 
 

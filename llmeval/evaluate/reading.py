@@ -68,6 +68,7 @@ class InputRun:
     beyond_n: list[Pair] = field(default_factory=list)  # held at an index the run does not plan
     being_written: bool = False  # a writer (infer) holds one of its files now
     seeds: bool = False  # NeMo-Skills' seed files: one sample per problem in each
+    flat: bool = False  # shard files copied flat, outside a shards folder
     reference: Reference = field(default_factory=Reference)
     gold_unparsed: set[str] = field(default_factory=set)  # problems whose gold compared as text
 
@@ -123,52 +124,56 @@ def _spec_names_its_shard(path: Path) -> bool:
     return spec is not None and spec.shard == str(shard_named(path))
 
 
-def read_run(
-    files: RunFiles,
-    task_flag: str | None,
-    keys: RowKeys | None = None,
-    keep_texts: bool = False,
-    model: str | None = None,
-) -> InputRun:
-    """Read the files of one run; a pair two files hold counts once (the first file's), named
-    with both; samples at an index the run spec does not plan are left out and named.
-    `model` (--model) names the run's model."""
-    keys = keys or RowKeys()
+def open_run(files: RunFiles, task_flag: str | None, keys: RowKeys | None = None) -> InputRun:
+    """A run's files with their specs, proved one run, and its task: a run not read yet."""
     parts = [RunPart(path, read_spec(path), files.shard(path)) for path in files.files]
     spec = None if files.seeds else one_run([SpecFile(p.path, p.spec, p.shard) for p in parts])
     task = resolve_task(files.files[0], task_flag, spec)
-    run = InputRun(files.output, task, parts, spec, keys, seeds=files.seeds)
+    return InputRun(files.output, task, parts, spec, keys or RowKeys(), seeds=files.seeds,
+                    flat=files.flat)  # fmt: skip
+
+
+def read_run(
+    run: InputRun, keep_texts: bool = False, model: str | None = None, digests: bool = False
+) -> InputRun:
+    """Read the files of an opened run (`open_run`); a pair two files hold counts once (the
+    first file's), named with both; samples at an index the run spec does not plan are left
+    out and named. `model` (--model) names the run's model; `digests`: each sample keeps a
+    digest of its texts (runs compared by `unchanged.py`)."""
     seen: dict[Pair, Path] = {}
     models: Counter[str] = Counter()
     first_row: dict[str, Any] | None = None
-    for part, reader in _readers(run, keep_texts):
+    for part, reader in _readers(run, keep_texts, digests=digests):
         found = read_rows(reader, run.prompts)
         first_row = first_row or found.first_row
         models.update(found.models)
         run.duplicates += found.duplicates
         run.copies += found.copies
         part.samples = _first_holders(found.samples, part.path, seen, run)
-    if files.flat:
+    if run.flat:
         log.warning(
             "%s: shard files of one run lie outside their run's shards folder: read as one "
             "run; keep them in <run>.shards/ beside the run's file",
             run.where,
         )
     _refuse_ungradable(run, first_row)
-    run.model = model or _model(spec, models, run.path)
+    run.model = model or _model(run.spec, models, run.path)
     _leave_out_beyond_n(run)
     run.being_written = any(held_by_writer(path) for path in run.files)
     return run
 
 
-def _readers(run: InputRun, keep_texts: bool, golds: Golds = None) -> Iterator[tuple[RunPart,
-             RowReader]]:  # fmt: skip
+def _readers(
+    run: InputRun, keep_texts: bool, golds: Golds = None, *, digests: bool = False
+) -> Iterator[tuple[RunPart, RowReader]]:
     """Each file of a run with its row reader; NeMo-Skills' seed files share one sample
     counter (each seed's file numbers its samples on from the last one's)."""
     shared: Counter[str] | None = Counter() if run.seeds else None
     for part in run.parts:
         spec = part.spec if run.spec is not None else None
-        yield part, RowReader(part.path, run.task, run.keys, keep_texts, spec, golds, shared)
+        reader = RowReader(part.path, run.task, run.keys, keep_texts, spec, golds, shared)
+        reader.digests = digests
+        yield part, reader
 
 
 def _first_holders(

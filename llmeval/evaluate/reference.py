@@ -7,6 +7,7 @@ gold where a problem's rows hold another one."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -100,14 +101,16 @@ def apply_reference(source: InputRun) -> None:
     for sample in source.samples:
         by_problem.setdefault(sample.problem_id, []).append(sample)
     current: dict[str, str] = {}
-    asked_alike: set[str] = set()  # the row's prompt holds the current problem's text
+
+    def asked_alike(pid: str) -> bool:
+        """Whether the row's prompt holds the problem's text (asked only where golds differ)."""
+        prompt = text_key(source.prompts.get(pid, ""))
+        text, before = statements(by_id[ref.match.ids[pid]])
+        return any(key and key in prompt for key in map(text_key, [text, *before]))
+
     for pid, rid in ref.match.ids.items():
         problem = by_id[rid]
         current[pid] = problem.answer.strip()
-        prompt = text_key(source.prompts.get(pid, ""))
-        text, before = statements(problem)
-        if any(key and key in prompt for key in map(text_key, [text, *before])):
-            asked_alike.add(pid)
         for sample in by_problem.get(pid, []):
             for name in META_FIELDS:
                 if name in problem.extras:
@@ -148,7 +151,7 @@ def _settle_golds(
     source: InputRun,
     by_problem: dict[str, list[Sample]],
     current: dict[str, str],
-    asked_alike: set[str],
+    asked_alike: Callable[[str], bool],
     path: str | None,
 ) -> None:
     """One gold per problem (`_golds`), the answers read again for each settled one, and a
@@ -183,7 +186,7 @@ def _golds(
     source: InputRun,
     by_problem: dict[str, list[Sample]],
     current: dict[str, str],
-    asked_alike: set[str],
+    asked_alike: Callable[[str], bool],
 ) -> tuple[dict[str, str], list[str], list[str]]:
     """The problems given another gold than their rows': the current input's (`current`) where
     their rows hold another and were asked alike or disagree among themselves, else the rows'
@@ -194,7 +197,7 @@ def _golds(
         golds = list(dict.fromkeys(s.gold for s in samples if s.gold))
         gold = current.get(pid, "")
         differs = bool(gold) and any("".join(g.split()) != "".join(gold.split()) for g in golds)
-        if differs and (len(golds) > 1 or pid in asked_alike):
+        if differs and (len(golds) > 1 or asked_alike(pid)):
             changed.append(f"{pid} ({', '.join(map(repr, golds[:3]))} -> {gold!r})")
         elif differs:  # asked otherwise (another option order?): its own gold, said
             kept.append(f"{pid} ({golds[0]!r}, not {gold!r})")

@@ -18,11 +18,11 @@ from llmeval import __version__
 from llmeval.evaluate.discover import discover
 from llmeval.evaluate.judged import Wanting, judge_files, judge_score
 from llmeval.evaluate.options import EvalOptions
-from llmeval.evaluate.reading import InputRun, group_runs, read_run
+from llmeval.evaluate.reading import InputRun, group_runs, open_run, read_run
 from llmeval.evaluate.reference import apply_reference
 from llmeval.evaluate.scoring import accuracy, task_score
 from llmeval.evaluate.skythought import compare_verdicts
-from llmeval.evaluate.unchanged import same_texts
+from llmeval.evaluate.unchanged import comparable, same_texts
 from llmeval.evaluate.verdict_cache import VerdictCache
 from llmeval.records import CacheStats, ScoreReport, TaskScore, Verdict
 from llmeval.verify.pool import VerifyPool, prestart
@@ -98,11 +98,18 @@ def _collect(runs: list[InputRun], cache: VerdictCache, wanting: Wanting) -> _Ve
     return verdicts
 
 
+# The verdicts of a quick rule (an exact match, no answer): one shared record per status
+_QUICK: dict[str, dict[str, Verdict]] = {
+    status: {p: Verdict.model_construct(key="", status=status) for p in POLICIES}
+    for status in ("correct", "incorrect", "no_answer", "timeout", "error")
+}
+
+
 def _look_up(verdicts: _Verdicts, pair: Comparison, cache: VerdictCache) -> None:
     """Decide a new pair by a quick rule or from the cache, else queue it for the verifier."""
     quick = quick_status(*pair)
     if quick is not None:
-        verdicts.known[pair] = {p: Verdict.model_construct(key="", status=quick) for p in POLICIES}
+        verdicts.known[pair] = _QUICK[quick]
         return
     hits = {p: cache.get(verdict_key(*pair, p)) for p in POLICIES}
     if None in hits.values():
@@ -125,10 +132,10 @@ def run_eval(
     caches = sorted({c for files in wanting.values() for c in files})
     if not options.use_cache or not all(c.exists() for c in caches):
         prestart()  # probably cold: the verifier boots while the files are read
-    runs = [
-        read_run(files, options.task, options.keys, options.keep_texts, options.model)
-        for files in groups
-    ]
+    runs = [open_run(files, options.task, options.keys) for files in groups]
+    compared = comparable(runs)  # (a digest of every text only where another run may share it)
+    for i, source in enumerate(runs):
+        read_run(source, options.keep_texts, options.model, digests=i in compared)
     for source in runs:
         apply_reference(source)
         _warn_golds_not_letters(source)

@@ -132,6 +132,7 @@ class RowReader:
     ) -> None:
         self.path, self.task, self.keys, self.keep_texts = path, task, keys, keep_texts
         self.spec, self.golds = spec, golds
+        self.digests = False  # each sample keeps a digest of its texts (`unchanged.py`)
         self.counters = Counter() if counters is None else counters
         drawn = history(spec) if spec is not None else []
         self.drawn_ids = {s.id for s in drawn}
@@ -229,7 +230,9 @@ class RowReader:
             texts,
         )  # fmt: skip
         sample.reasoning_tokens, sample.prompt_tokens = thought, prompt_tokens
-        sample.unfinished, sample.digest = unfinished, hash((gen, shared.reasoning))
+        sample.unfinished = unfinished
+        if self.digests:
+            sample.digest = hash((gen, shared.reasoning))
         drawn = row.get("settings")
         sample.drawn = drawn if drawn in self.drawn_ids else self.first_drawn
         if use is not None:

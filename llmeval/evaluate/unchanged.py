@@ -29,6 +29,15 @@ def sampling_differences(a: InputRun, b: InputRun) -> dict[str, tuple[Any, Any]]
     return found if found and found.keys() <= SAMPLING else {}
 
 
+def comparable(runs: Sequence[InputRun]) -> set[int]:
+    """The positions of the runs some other run differs from only in sampling settings: only
+    their samples need a digest (read before their rows: their specs and tasks tell)."""
+    return {
+        k for (i, a), (j, b) in combinations(enumerate(runs), 2) if sampling_differences(a, b)
+        for k in (i, j)
+    }  # fmt: skip
+
+
 def _digests(run: InputRun) -> dict[tuple[str, int], int | None]:
     return {(s.problem_id, s.sample_idx): s.digest for s in run.samples}
 

@@ -46,6 +46,8 @@ def match_problems(problems: Iterable[Problem], texts: Mapping[str, str]) -> Pro
     problems = list(problems)
     ids = {p.id for p in problems}
     match = ProblemMatch(ids={pid: pid for pid in texts if pid in ids})
+    if len(match.ids) == len(texts):  # (every problem by its id: no text read)
+        return match
     current: list[tuple[str, str]] = []
     earlier: list[tuple[str, str]] = []
     for problem in problems:

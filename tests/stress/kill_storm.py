@@ -223,11 +223,11 @@ def eval_storm(
 def verdict_keys(path: Path) -> list[str]:
     """The cache keys the samples of a generation file need: each distinct pair sent to the
     verifier, under each policy."""
-    from llmeval.evaluate.reading import read_run
+    from llmeval.evaluate.reading import open_run, read_run
     from llmeval.runs.layout import RunFiles
     from llmeval.verify.verifier import POLICIES, exact_status, verdict_key
 
-    source = read_run(RunFiles(path, (path,)), None)
+    source = read_run(open_run(RunFiles(path, (path,)), None))
     return [
         verdict_key("math", s.gold, s.pred, policy)
         for s in source.samples
