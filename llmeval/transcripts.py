@@ -7,6 +7,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# How a call's output is written into a transcript (infer's fences, eval's reading of them)
+OUTPUT_OPEN = "```output\n"
+OUTPUT_CLOSE = "\n```\n"
+
 # What became of one call: it ran (ok) or raised (error); it ran past its CPU seconds or the
 # wall-clock backstop (timeout); it ran out of memory; a signal ended it (killed); it wrote
 # more than the output cap (output_cut: head and tail kept, the cut marked).

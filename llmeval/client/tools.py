@@ -8,6 +8,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmeval.transcripts import OUTPUT_CLOSE, OUTPUT_OPEN
+
 # The one tool offered (native protocol).
 PYTHON_TOOL = {
     "type": "function",
@@ -36,8 +38,8 @@ class Fences:
 
     code: str = "```python\n"
     close: str = "```"
-    output: str = "```output\n"
-    output_close: str = "\n```\n"
+    output: str = OUTPUT_OPEN
+    output_close: str = OUTPUT_CLOSE
     stop: tuple[str, ...] = ("```output",)
 
 

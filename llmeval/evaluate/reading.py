@@ -22,7 +22,7 @@ from llmeval.runs.layout import RunFiles, group, shard_named, shards_folder
 from llmeval.runs.names import model_folder
 from llmeval.runs.pairs import Pair, Shard, beyond
 from llmeval.runs.problems import ProblemMatch
-from llmeval.runs.spec import SpecFile, one_run, read_spec
+from llmeval.runs.spec import one_run, read_spec, spec_files
 from llmeval.tasks import Task, get_task
 
 log = logging.getLogger("llmeval")
@@ -126,8 +126,9 @@ def _spec_names_its_shard(path: Path) -> bool:
 
 def open_run(files: RunFiles, task_flag: str | None, keys: RowKeys | None = None) -> InputRun:
     """A run's files with their specs, proved one run, and its task: a run not read yet."""
-    parts = [RunPart(path, read_spec(path), files.shard(path)) for path in files.files]
-    spec = None if files.seeds else one_run([SpecFile(p.path, p.spec, p.shard) for p in parts])
+    found = spec_files(files)
+    parts = [RunPart(file.path, file.spec, file.shard) for file in found]
+    spec = None if files.seeds else one_run(found)
     task = resolve_task(files.files[0], task_flag, spec)
     return InputRun(files.output, task, parts, spec, keys or RowKeys(), seeds=files.seeds,
                     flat=files.flat)  # fmt: skip

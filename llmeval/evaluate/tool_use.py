@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from llmeval.transcripts import ToolFigures
+from llmeval.transcripts import OUTPUT_CLOSE, OUTPUT_OPEN, ToolFigures
 
-OUTPUT = "```output\n"  # how infer writes a call's output into the transcript (client/tools.py)
+_END = OUTPUT_CLOSE.rstrip("\n")  # (the text after it may start on the same line)
 
 
 @dataclass
@@ -28,11 +28,11 @@ class ToolUse:
 
 def after_outputs(text: str) -> str:
     """The text after the last tool output block (all of it when there is none)."""
-    start = text.rfind(OUTPUT)
+    start = text.rfind(OUTPUT_OPEN)
     if start < 0:
         return text
-    end = text.find("\n```", start + len(OUTPUT))
-    return "" if end < 0 else text[end + 4 :]
+    end = text.find(_END, start + len(OUTPUT_OPEN))
+    return "" if end < 0 else text[end + len(_END) :]
 
 
 def tool_use(row: dict[str, Any], gen: str) -> ToolUse | None:

@@ -10,6 +10,7 @@ from itertools import combinations
 from typing import Any
 
 from llmeval.evaluate.reading import InputRun
+from llmeval.runs.spec import brief
 
 # what changes the text a server samples; a cap (max_tokens) may change none when no sample
 # reaches it, and n never does
@@ -73,4 +74,4 @@ def same_texts(runs: Sequence[InputRun]) -> dict[int, str]:
 
 
 def _shown(value: Any) -> str:
-    return "unset" if value in (None, "", {}) else str(value)
+    return "unset" if value in (None, "", {}) else brief(value, 40)

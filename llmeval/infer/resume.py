@@ -7,7 +7,7 @@ File I/O only; what to request next is planned by the pure `infer.run.plan`.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from llmeval.errors import InputError, UsageError
@@ -17,7 +17,7 @@ from llmeval.records import CONTEXT_REJECTED, RunSpec, SampleKey
 from llmeval.runs.layout import RunFiles, spec_path
 from llmeval.runs.pairs import Pair, Shard
 from llmeval.runs.samples import contradiction
-from llmeval.runs.spec import SpecFile, continued, one_run, read_spec
+from llmeval.runs.spec import SpecFile, continued, one_run, spec_files
 
 log = logging.getLogger("llmeval")
 
@@ -74,7 +74,7 @@ def scan_run(output: Path, own: Path, shard: Shard | None) -> ResumeScan:
     file left as it is), once no other writer could be asking for our pairs."""
     run = RunFiles.of(output)
     refuse_other_writers(run, own, shard)
-    specs = [SpecFile(path, read_spec(path), run.shard(path)) for path in run.files]
+    specs = spec_files(run)
     done = {file.path: done_keys(file.path, file.spec) for file in specs}
     union = set().union(*done.values())
     return ResumeScan(run, own, specs, union, bool(done.get(own)))
@@ -123,9 +123,6 @@ def check_still_one_run(scan: ResumeScan, written: RunSpec) -> None:
     """Before the first sample is appended: the run's files, read again (a shard started at
     the same moment under other settings has written its spec since), are still one run with
     the spec this process wrote; else a UsageError (nothing of this process written)."""
-    run = RunFiles.of(scan.run.output)
-    specs = [
-        SpecFile(path, written if path == scan.own else read_spec(path), run.shard(path))
-        for path in run.files
-    ]
+    specs = spec_files(RunFiles.of(scan.run.output))
+    specs = [replace(f, spec=written) if f.path == scan.own else f for f in specs]
     one_run([file for file in specs if file.spec is not None])

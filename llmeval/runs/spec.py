@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from llmeval.errors import InputError, UsageError
 from llmeval.files import link_out_of_folder, read_file, without_bom
 from llmeval.records import RunSpec, Segment, cache_key
-from llmeval.runs.layout import spec_path
+from llmeval.runs.layout import RunFiles, spec_path
 from llmeval.runs.pairs import Shard, parse_shard
 
 log = logging.getLogger("llmeval")
@@ -95,6 +95,11 @@ class SpecFile:
     path: Path
     spec: RunSpec | None
     shard: Shard | None = None
+
+
+def spec_files(run: RunFiles) -> list[SpecFile]:
+    """A run's files, each with its spec (`read_spec`) and the shard it is."""
+    return [SpecFile(path, read_spec(path), run.shard(path)) for path in run.files]
 
 
 def one_run(files: Sequence[SpecFile]) -> RunSpec | None:
